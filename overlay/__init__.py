@@ -1,0 +1,31 @@
+"""inductor_ablate: switch TorchInductor's optimizations off one at a time, and measure them.
+
+``import inductor_ablate`` installs the overlay: switches come from the environment
+(INDUCTOR_NO_FUSE, INDUCTOR_NO_INLINE, INDUCTOR_FLUSH_EVERY_NODE, INDUCTOR_ONE_KERNEL_PER_OP) and from
+``inductor_ablate.config``.  Importing this package does not import torch.
+"""
+import sys as _sys
+
+from .config import config
+from .importhook import (InductorAblateWarning, OverlayError, __version__, install, is_installed, report,
+                         uninstall)
+from .switches import FUSION_KINDS, SWITCHES, SwitchValueError
+
+
+def census(fn, *args, **kwargs):
+    """Compile and run ``fn(*args, **kwargs)``; return what Inductor generated (see census.Census)."""
+    from .census import census as _census
+
+    return _census(fn, *args, **kwargs)
+
+
+def assert_one_op_per_kernel(result, **kwargs):
+    """Raise AssertionError naming any kernel that computes more than one op (see census)."""
+    from .census import assert_one_op_per_kernel as _check
+
+    return _check(result, **kwargs)
+
+
+# The start-up hook (inductor_ablate.pth) sets this flag while it imports us: there a bad switch
+# value must not break unrelated programs, so the error waits for the first Inductor import.
+install(defer_errors=bool(getattr(_sys, "_inductor_ablate_boot", False)))

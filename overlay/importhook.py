@@ -1,0 +1,207 @@
+"""The policy: which modules get patched, and when.
+
+A finder at the front of ``sys.meta_path`` answers only for the target modules.  It asks the other
+finders for the real spec and wraps the loader: the real loader executes the module as usual (torch's
+own ``.pyc``, untouched), then our patches replace the code of the targeted functions.  Modules that
+were imported before ``install()`` are patched in place at install time, through the same function,
+so import order does not matter.  A module is patched whole or not at all.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import os
+import sys
+import threading
+import warnings
+
+from . import runtime, switches
+from .config import config
+from .patcher import HOOKS_NAME, Patch, PatchError, cached_compile, resolve_function
+
+__version__ = "0.1.0"
+
+
+class InductorAblateWarning(UserWarning):
+    """A patch could not be applied; the module it targets stays stock."""
+
+
+class OverlayError(RuntimeError):
+    """Raised instead of the warning under INDUCTOR_ABLATE_STRICT=1."""
+
+
+def _load_definitions() -> list[Patch]:
+    from inductor_ablate.patches import DEFINITIONS
+
+    patches = [Patch.from_dict(d) for d in DEFINITIONS]
+    slugs = [p.slug for p in patches]
+    dupes = {s for s in slugs if slugs.count(s) > 1}
+    if dupes:
+        raise ValueError(f"duplicate patch slugs: {sorted(dupes)}")
+    return patches
+
+
+PATCHES: list[Patch] = _load_definitions()
+TARGETS: dict[str, list[Patch]] = {}
+for _p in PATCHES:
+    TARGETS.setdefault(_p.target, []).append(_p)
+
+_lock = threading.RLock()
+_state = {
+    "installed": False,
+    "strict": False,
+    "deferred_error": None,  # a bad switch value seen at start-up, raised at the first Inductor import
+    "report": {p.slug: ("pending", "module not imported yet") for p in PATCHES},
+    "originals": {},  # (module, qualname) -> (function, original code)
+}
+
+
+def _debug(msg: str) -> None:
+    if os.environ.get(switches.DEBUG_ENV, "").lower() in switches.TRUE_WORDS:
+        sys.stderr.write(f"inductor_ablate: {msg}\n")
+
+
+def torch_version() -> str:
+    torch = sys.modules.get("torch")
+    return getattr(torch, "__version__", "unknown") if torch else "not imported"
+
+
+def patch_module(module) -> bool:
+    """Apply every patch for ``module``; all or nothing.  Returns True if applied."""
+    name = module.__name__
+    patches = TARGETS[name]
+    with _lock:
+        if all(_state["report"][p.slug][0] == "applied" for p in patches):
+            return True
+        try:
+            filename = module.__file__
+            with open(filename, "rb") as f:
+                source = f.read()
+            codes = cached_compile(source, filename, patches, salt=f"{__version__}|{sys.version}")
+            functions = {}
+            for qualname, code in codes.items():
+                func = resolve_function(module, qualname)
+                if func.__code__.co_freevars != code.co_freevars:
+                    raise PatchError(next(p for p in patches if p.qualname == qualname),
+                                     f"free variables differ: {func.__code__.co_freevars} vs {code.co_freevars}")
+                functions[qualname] = func
+        except (PatchError, LookupError, SyntaxError, OSError, TypeError) as exc:
+            failed = exc.patch.slug if isinstance(exc, PatchError) else None
+            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
+            for p in patches:
+                _state["report"][p.slug] = ("failed", reason if p.slug == failed or failed is None
+                                            else f"module left stock because {failed!r} failed")
+            msg = (f"cannot patch {name} on torch {torch_version()}: "
+                   f"{'patch ' + repr(failed) + ': ' if failed else ''}{reason}. "
+                   f"Patches {[p.slug for p in patches]} are not applied; this module stays stock.")
+            if _state["strict"]:
+                raise OverlayError(msg + f" ({switches.STRICT_ENV}=1)") from exc
+            warnings.warn(f"inductor_ablate: {msg}", InductorAblateWarning, stacklevel=2)
+            return False
+        module.__dict__[HOOKS_NAME] = runtime
+        for qualname, func in functions.items():
+            _state["originals"].setdefault((name, qualname), (func, func.__code__))
+            func.__code__ = codes[qualname]
+        for p in patches:
+            _state["report"][p.slug] = ("applied", "")
+        _debug(f"patched {name}: {', '.join(p.slug for p in patches)}")
+        return True
+
+
+class _PatchingLoader:
+    """Runs the real loader, then patches the fresh module."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        patch_module(module)
+
+    def __getattr__(self, name):  # get_source, get_filename, ... for inspect and linecache
+        return getattr(self._loader, name)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self):
+        self._busy = threading.local()
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "torch._inductor" and _state["deferred_error"] is not None:
+            raise _state["deferred_error"]
+        if fullname not in TARGETS:
+            return None
+        busy = self._busy.__dict__.setdefault("names", set())
+        if fullname in busy:
+            return None
+        busy.add(fullname)
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            busy.discard(fullname)
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _PatchingLoader(spec.loader)
+        return spec
+
+
+_finder = _Finder()
+
+
+def install(*, defer_errors: bool = False) -> None:
+    """Read the switches from the environment, hook imports, patch what is already imported.
+
+    A bad switch value raises SwitchValueError at once, or with ``defer_errors`` (the start-up hook,
+    which must not break unrelated programs) when torch._inductor is first imported.
+    """
+    with _lock:
+        try:
+            env_values = switches.from_environ()
+            _state["strict"] = switches.strict_from_environ()
+            _state["deferred_error"] = None
+        except switches.SwitchValueError as exc:
+            if not defer_errors:
+                raise
+            _state["deferred_error"] = exc
+            env_values = None
+        if env_values is not None and not _state["installed"]:
+            config.update(**env_values)
+        if _finder not in sys.meta_path:
+            sys.meta_path.insert(0, _finder)
+        _state["installed"] = True
+        for name in TARGETS:
+            module = sys.modules.get(name)
+            if module is not None and getattr(module, "__file__", None):
+                patch_module(module)
+
+
+def uninstall() -> None:
+    """Restore every patched function's original code and remove the import hook."""
+    with _lock:
+        if _finder in sys.meta_path:
+            sys.meta_path.remove(_finder)
+        for (_name, _qualname), (func, code) in _state["originals"].items():
+            func.__code__ = code
+        _state["originals"].clear()
+        for p in PATCHES:
+            _state["report"][p.slug] = ("pending", "overlay uninstalled")
+        _state["installed"] = False
+
+
+def report() -> list[dict]:
+    """One row per patch: slug, target, qualname, flag, state (applied/failed/pending), reason."""
+    return [dict(slug=p.slug, target=p.target, qualname=p.qualname, flag=p.flag,
+                 state=_state["report"][p.slug][0], reason=_state["report"][p.slug][1], why=p.why)
+            for p in PATCHES]
+
+
+def is_installed() -> bool:
+    return _state["installed"]

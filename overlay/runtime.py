@@ -1,0 +1,143 @@
+"""The hooks that patched torch code calls, visible there as ``__inductor_ablate__``.
+
+Each hook is cheap when its switch is off (one dict lookup), because some run once per candidate
+fusion pair.  Torch modules are imported lazily: this module must import without torch.
+"""
+from __future__ import annotations
+
+import threading
+
+from .config import config
+from .switches import FUSION_KINDS
+
+_ALL_KINDS = frozenset(FUSION_KINDS)
+
+
+def on(flag: str) -> bool:
+    """True when the boolean switch ``flag`` (no_inline, flush_every_node) is active in this thread."""
+    return config.effective()[flag]
+
+
+def kind_blocked(kind: str) -> bool:
+    return kind in config.effective()["no_fuse"]
+
+
+def fusion_kind(node1, node2) -> str:
+    """Classify a candidate fusion pair into one of FUSION_KINDS."""
+    from torch._inductor import scheduler as s
+
+    if node1.is_template():
+        return "epilogue"
+    if node2.is_template():
+        return "prologue"
+    if isinstance(node1, s.ExternKernelSchedulerNode):
+        return "user-kernel-epilogue"
+    if node1.is_foreach() or node2.is_foreach():
+        return "foreach"
+    nested = getattr(s, "FusedNestedReductions", None)
+    if nested is not None and isinstance(node1, nested):
+        return "nested-reduction"
+    nested_rules = getattr(s, "NestedReduction", None)
+    if nested_rules is not None and node1.is_reduction() and node2.is_reduction():
+        try:
+            if nested_rules._is_dependent_reduction_pair(node1, node2) and nested_rules.can_fuse(node1, node2):
+                return "nested-reduction"
+        except Exception:  # a classification probe must never break compilation
+            pass
+    mix = getattr(s, "FusedMixOrderReductions", None)
+    if mix is not None and isinstance(node1, mix):
+        return "mix-order"
+    mix_rules = getattr(s, "MixOrderReduction", None)
+    if mix_rules is not None and node1.is_reduction() and node2.is_reduction():
+        try:
+            if mix_rules.are_mix_order_reductions(node1, node2):
+                return "mix-order"
+        except Exception:
+            pass
+    if node1.get_operation_names() & node2.ancestors:
+        return "vertical"
+    return "horizontal"
+
+
+def fusion_blocked(node1, node2) -> bool:
+    """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
+    kinds = config.effective()["no_fuse"]
+    if not kinds:
+        return False
+    if kinds == _ALL_KINDS:
+        return True
+    return fusion_kind(node1, node2) in kinds
+
+
+def realize_node_outputs(node, result) -> None:
+    """NO_INLINE: materialize every tensor an FX call_function node produced (views stay views)."""
+    if node.op != "call_function":
+        return
+    import torch.utils._pytree as pytree
+    from torch._inductor import ir
+
+    computed = tuple(t for t in (getattr(ir, n, None) for n in ("Pointwise", "Reduction", "Scan", "Sort")) if t)
+    for leaf in pytree.tree_leaves(result):
+        if not isinstance(leaf, ir.TensorBox):
+            continue
+        data = leaf.data
+        while isinstance(data, (ir.BaseView, ir.MutableBox)) and not isinstance(data, ir.StorageBox):
+            data = data.data
+        if isinstance(data, ir.StorageBox) and isinstance(data.data, computed):
+            data.realize()
+
+
+def cache_tag():
+    """A value for Inductor's FX-graph / AOTAutograd cache keys; None (no change) when all off."""
+    eff = config.effective()
+    if not (eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"]):
+        return None
+    return ("inductor_ablate", tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
+
+
+# -- census recording: what each generated kernel holds ------------------------------------------
+_recording = threading.local()
+
+
+def recording() -> bool:
+    return getattr(_recording, "sink", None) is not None
+
+
+def start_recording() -> list:
+    sink: list = []
+    _recording.sink = sink
+    return sink
+
+
+def stop_recording() -> None:
+    _recording.sink = None
+
+
+def _origins(nodes) -> list:
+    from torch._inductor.utils import aggregate_origins
+
+    return [o for o in aggregate_origins(list(nodes)) if getattr(o, "op", None) == "call_function"]
+
+
+def record_kernel(backend: str, name: str, nodes) -> None:
+    from torch._inductor.virtualized import V
+
+    nodes = [n for n in nodes if hasattr(n, "get_nodes")]
+    _recording.sink.append({"kind": "kernel", "backend": backend, "name": name,
+                            "graph": id(V.graph), "loop_nests": len(nodes), "origins": _origins(nodes)})
+
+
+def record_extern(scheduler_node) -> None:
+    from torch._inductor.virtualized import V
+
+    ir_node = scheduler_node.node
+    name = getattr(ir_node, "python_kernel_name", None) or type(ir_node).__name__
+    _recording.sink.append({"kind": "extern", "backend": "extern", "name": str(name),
+                            "graph": id(V.graph), "loop_nests": 0, "origins": _origins([scheduler_node])})
+
+
+def record_fx_node(node) -> None:
+    from torch._inductor.virtualized import V
+
+    if node.op == "call_function":
+        _recording.sink.append({"kind": "fx", "graph": id(V.graph), "node": node})

@@ -1,0 +1,135 @@
+"""The switches: names, environment variables, valid values, and what each one changes.
+
+Parsing lives here so that every way in (environment, ``config.patch``, the ``run`` command line)
+accepts exactly the same values and fails with the same message.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off", "")
+
+#: Fusion kinds that INDUCTOR_NO_FUSE can block one by one (a comma list), and where each is decided.
+FUSION_KINDS = {
+    "vertical": "producer -> consumer fusion of pointwise/reduction nodes (Scheduler.can_fuse_vertical)",
+    "horizontal": "sibling nodes that share inputs (Scheduler.can_fuse_horizontal)",
+    "epilogue": "a node fused after a matmul/conv template (template epilogue)",
+    "prologue": "a pointwise node fused before a template (template prologue)",
+    "user-kernel-epilogue": "a node fused after a user-defined Triton kernel (FusedExternTritonKernelSchedulerNode)",
+    "mix-order": "reductions over different dimensions of one tensor (FusedMixOrderReductions, torch>=2.10)",
+    "nested-reduction": "a reduction fused into a dependent reduction (FusedNestedReductions, torch>=2.13)",
+    "outer-loop": "C++ nodes sharing outer loops (CppScheduling: OuterLoopFusedSchedulerNode)",
+    "foreach": "foreach lists grouped into one kernel (Scheduler.create_foreach_nodes, GPU backends)",
+    "combo": "independent nodes grouped into combo kernels (Scheduler.create_combo_kernel_nodes, config.combo_kernels)",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Switch:
+    name: str  # attribute of inductor_ablate.config
+    env: str  # environment variable
+    doc: str
+    takes_kinds: bool = False
+
+
+SWITCHES = {
+    s.name: s
+    for s in (
+        Switch("no_fuse", "INDUCTOR_NO_FUSE",
+               "veto scheduler fusion: 1 for every kind, or a comma list of kinds", takes_kinds=True),
+        Switch("no_inline", "INDUCTOR_NO_INLINE",
+               "realize the output of every FX node after lowering, so no op is computed inside another"),
+        Switch("flush_every_node", "INDUCTOR_FLUSH_EVERY_NODE",
+               "flush after every scheduler node, so the C++ backend emits one function per node"),
+        Switch("one_kernel_per_op", "INDUCTOR_ONE_KERNEL_PER_OP",
+               "all of the above: no fusion, no inlining, a flush after every node"),
+    )
+}
+STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
+DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
+
+
+class SwitchValueError(ValueError):
+    """An unknown value for a switch; raised before anything is compiled."""
+
+
+def valid_values_text(switch: Switch) -> str:
+    words = "1/0/true/false/yes/no/on/off (any case)"
+    if switch.takes_kinds:
+        return f"{words}, or a comma list of fusion kinds: {', '.join(FUSION_KINDS)}"
+    return words
+
+
+def parse_bool(value, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise SwitchValueError(f"{where}={value!r} is not valid; valid values: {'/'.join(TRUE_WORDS + FALSE_WORDS[:-1])} (any case)")
+
+
+def parse(switch: Switch, value, where: str | None = None):
+    """Normalize a switch value: a bool, or for no_fuse a frozenset of fusion kinds."""
+    where = where or switch.env
+    if not switch.takes_kinds:
+        try:
+            return parse_bool(value, where)
+        except SwitchValueError:
+            raise SwitchValueError(f"{where}={value!r} is not valid; valid values: {valid_values_text(switch)}") from None
+    if isinstance(value, (set, frozenset, list, tuple)):
+        items = [str(v) for v in value]
+    else:
+        try:
+            return frozenset(FUSION_KINDS) if parse_bool(value, where) else frozenset()
+        except SwitchValueError:
+            items = str(value).split(",")
+    kinds = {item.strip().lower().replace("_", "-") for item in items if item.strip()}
+    unknown = sorted(kinds - set(FUSION_KINDS))
+    if unknown or not kinds and items:
+        raise SwitchValueError(
+            f"{where}={value!r} is not valid: unknown fusion kind(s) {', '.join(unknown) or '(empty)'}; "
+            f"valid values: {valid_values_text(switch)}")
+    return frozenset(kinds)
+
+
+def from_environ(environ=None) -> dict:
+    """Read every switch from the environment; raises SwitchValueError naming the variable."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for switch in SWITCHES.values():
+        raw = environ.get(switch.env)
+        values[switch.name] = parse(switch, raw if raw is not None else "0")
+    return values
+
+
+def strict_from_environ(environ=None) -> bool:
+    environ = os.environ if environ is None else environ
+    return parse_bool(environ.get(STRICT_ENV, "0"), STRICT_ENV)
+
+
+def effective(values: dict) -> dict:
+    """Resolve ONE_KERNEL_PER_OP into the three switches it implies."""
+    all_on = values.get("one_kernel_per_op", False)
+    return {
+        "no_fuse": frozenset(FUSION_KINDS) if all_on else frozenset(values.get("no_fuse", ())),
+        "no_inline": bool(all_on or values.get("no_inline")),
+        "flush_every_node": bool(all_on or values.get("flush_every_node")),
+    }
+
+
+def to_environ(values: dict) -> dict[str, str]:
+    """The environment variables that reproduce ``values`` (for child processes)."""
+    env = {}
+    for name, value in values.items():
+        switch = SWITCHES[name]
+        if switch.takes_kinds:
+            kinds = frozenset(value)
+            env[switch.env] = "1" if kinds == frozenset(FUSION_KINDS) else ",".join(sorted(kinds)) or "0"
+        else:
+            env[switch.env] = "1" if value else "0"
+    return env

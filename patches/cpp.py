@@ -1,0 +1,34 @@
+"""torch/_inductor/codegen/cpp.py: the C++ backend's own grouping."""
+
+PATCHES = [
+    dict(
+        slug="flush-every-node",
+        target="torch._inductor.codegen.cpp",
+        qualname="CppScheduling.ready_to_flush",
+        anchor="return self._ready_to_flush",
+        at="start",
+        code="if __inductor_ablate__.on('flush_every_node'): return True",
+        flag="flush_every_node",
+        why="Scheduler._codegen flushes when the backend is ready: one C++ function (one omp region) per node",
+    ),
+    dict(
+        slug="no-fuse-outer-loop",
+        target="torch._inductor.codegen.cpp",
+        qualname="CppScheduling.can_fuse_vertical_outer_loop",
+        anchor="def can_fuse_vertical_outer_loop(self, node1, node2)",
+        at="start",
+        code="if __inductor_ablate__.kind_blocked('outer-loop'): return False",
+        flag="no_fuse",
+        why="C++ outer-loop fusion (OuterLoopFusedSchedulerNode) is decided here",
+    ),
+    dict(
+        slug="census-cpp-kernel",
+        target="torch._inductor.codegen.cpp",
+        qualname="CppScheduling.define_kernel",
+        anchor="return kernel_name",
+        at="before",
+        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_kernel('cpp', kernel_name, nodes)",
+        flag="census",
+        why="records each C++ function and the FX nodes inside it for inductor_ablate.census",
+    ),
+]

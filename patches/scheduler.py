@@ -1,0 +1,34 @@
+"""torch/_inductor/scheduler.py: grouping that happens outside can_fuse, and census records."""
+
+PATCHES = [
+    dict(
+        slug="no-fuse-foreach",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler.create_foreach_nodes",
+        anchor="def create_foreach_nodes(self)",
+        at="start",
+        code="if __inductor_ablate__.kind_blocked('foreach'): return",
+        flag="no_fuse",
+        why="foreach lists (GPU) are grouped into one kernel before fusion; skip the grouping",
+    ),
+    dict(
+        slug="no-fuse-combo",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler.create_combo_kernel_nodes",
+        anchor="def create_combo_kernel_nodes(self",
+        at="start",
+        code="if __inductor_ablate__.kind_blocked('combo'): return",
+        flag="no_fuse",
+        why="combo kernels (config.combo_kernels, GPU) group independent nodes; skip the grouping",
+    ),
+    dict(
+        slug="census-extern",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler.codegen_extern_call",
+        anchor="scheduler_node: BaseSchedulerNode",
+        at="start",
+        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_extern(scheduler_node)",
+        flag="census",
+        why="records each extern call (mm, conv, fallbacks) for inductor_ablate.census",
+    ),
+]
