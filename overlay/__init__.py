@@ -14,14 +14,14 @@ from .switches import FUSION_KINDS, SWITCHES, SwitchValueError
 
 def census(fn, *args, **kwargs):
     """Compile and run ``fn(*args, **kwargs)``; return what Inductor generated (see census.Census)."""
-    from .census import census as _census
+    from .kernel_census import census as _census
 
     return _census(fn, *args, **kwargs)
 
 
 def assert_one_op_per_kernel(result, **kwargs):
     """Raise AssertionError naming any kernel that computes more than one op (see census)."""
-    from .census import assert_one_op_per_kernel as _check
+    from .kernel_census import assert_one_op_per_kernel as _check
 
     return _check(result, **kwargs)
 

@@ -65,6 +65,16 @@ def torch_version() -> str:
     return getattr(torch, "__version__", "unknown") if torch else "not imported"
 
 
+def _cache_salt() -> str:
+    """Our version, Python's, and the transform's own source: a change to any invalidates the cache."""
+    import hashlib
+
+    from . import patcher
+
+    with open(patcher.__file__, "rb") as f:
+        return f"{__version__}|{sys.version}|{hashlib.sha256(f.read()).hexdigest()}"
+
+
 def patch_module(module) -> bool:
     """Apply every patch for ``module``; all or nothing.  Returns True if applied."""
     name = module.__name__
@@ -76,7 +86,7 @@ def patch_module(module) -> bool:
             filename = module.__file__
             with open(filename, "rb") as f:
                 source = f.read()
-            codes = cached_compile(source, filename, patches, salt=f"{__version__}|{sys.version}")
+            codes = cached_compile(source, filename, patches, salt=_cache_salt())
             functions = {}
             for qualname, code in codes.items():
                 func = resolve_function(module, qualname)

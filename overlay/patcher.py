@@ -96,8 +96,9 @@ def _locate_anchor(lines: list[str], func: ast.FunctionDef, patch: Patch) -> int
     return start + text[: text.index(patch.anchor)].count("\n")
 
 
-def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int) -> None:
+def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int, inserted: set[int]) -> None:
     new_stmts = ast.parse(patch.code).body
+    inserted.update(id(node) for stmt in new_stmts for node in ast.walk(stmt))
     if patch.at == "start":
         body = func.body
         index = 1 if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else 0
@@ -113,7 +114,8 @@ def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int) -> None:
             if not isinstance(stmts, list):
                 continue
             for i, stmt in enumerate(stmts):
-                if isinstance(stmt, ast.stmt) and stmt.lineno == anchor_line and stmt is not func:
+                if (isinstance(stmt, ast.stmt) and stmt.lineno == anchor_line and stmt is not func
+                        and id(stmt) not in inserted):
                     found = (stmts, i)
     if found is None:
         raise PatchError(patch, f"no statement starts on the anchor's line {anchor_line}")
@@ -156,8 +158,9 @@ def compile_patched(source: str, filename: str, patches: Iterable[Patch]) -> dic
         except LookupError as exc:
             raise PatchError(func_patches[0], str(exc)) from None
         anchor_lines = [_locate_anchor(lines, func, p) for p in func_patches]
+        inserted: set[int] = set()  # our own statements share the anchor's line number: skip them
         for patch, line in zip(func_patches, anchor_lines):
-            _insert(func, patch, line)
+            _insert(func, patch, line, inserted)
         # Compile only the enclosing classes and this function: same names, same cells
         # (``__class__`` for super()), same line numbers, a fraction of the cost.
         node: ast.stmt = func

@@ -119,12 +119,17 @@ def _origins(nodes) -> list:
     return [o for o in aggregate_origins(list(nodes)) if getattr(o, "op", None) == "call_function"]
 
 
+def _written(nodes) -> list[str]:
+    return [name for n in nodes for name in n.get_buffer_names()]
+
+
 def record_kernel(backend: str, name: str, nodes) -> None:
     from torch._inductor.virtualized import V
 
     nodes = [n for n in nodes if hasattr(n, "get_nodes")]
     _recording.sink.append({"kind": "kernel", "backend": backend, "name": name,
-                            "graph": id(V.graph), "loop_nests": len(nodes), "origins": _origins(nodes)})
+                            "graph": id(V.graph), "loop_nests": len(nodes), "origins": _origins(nodes),
+                            "writes": _written(nodes)})
 
 
 def record_extern(scheduler_node) -> None:
@@ -133,11 +138,13 @@ def record_extern(scheduler_node) -> None:
     ir_node = scheduler_node.node
     name = getattr(ir_node, "python_kernel_name", None) or type(ir_node).__name__
     _recording.sink.append({"kind": "extern", "backend": "extern", "name": str(name),
-                            "graph": id(V.graph), "loop_nests": 0, "origins": _origins([scheduler_node])})
+                            "graph": id(V.graph), "loop_nests": 0, "origins": _origins([scheduler_node]),
+                            "writes": _written([scheduler_node])})
 
 
-def record_fx_node(node) -> None:
+def record_fx_node(node, created: list[str]) -> None:
+    """``created``: names of the buffers this node's lowering registered (to attribute kernels)."""
     from torch._inductor.virtualized import V
 
     if node.op == "call_function":
-        _recording.sink.append({"kind": "fx", "graph": id(V.graph), "node": node})
+        _recording.sink.append({"kind": "fx", "graph": id(V.graph), "node": node, "created": created})

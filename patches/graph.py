@@ -1,4 +1,4 @@
-"""torch/_inductor/graph.py: lowering, where inlining is decided."""
+"""torch/_inductor/graph.py and ir.py: lowering, where inlining is decided."""
 
 PATCHES = [
     dict(
@@ -17,8 +17,20 @@ PATCHES = [
         qualname="GraphLowering.run_node",
         anchor="assign_origin_node(result, n)",
         at="before",
-        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_fx_node(n)",
+        code="if __inductor_ablate__.recording(): "
+             "__inductor_ablate__.record_fx_node(n, [b.get_name() for b in self.buffers[buffer_watermark:]])",
         flag="census",
-        why="counts the post-grad FX ops lowered, for inductor_ablate.census",
+        why="records each post-grad FX op lowered and the buffers its lowering created, for inductor_ablate.census",
+    ),
+    dict(
+        slug="no-inline-zero-read",
+        target="torch._inductor.ir",
+        qualname="ComputedBuffer.make_loader",
+        anchor="self.num_reads() == 0",
+        at="start",
+        code="if __inductor_ablate__.on('no_inline'): return super().make_loader()",
+        flag="no_inline",
+        why="a realized buffer that reads no memory (full, iota, arange) is still inlined into its readers; "
+            "load it instead",
     ),
 ]

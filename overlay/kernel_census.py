@@ -1,0 +1,150 @@
+"""What Inductor generated, kernel by kernel, and which post-grad ops each kernel computes.
+
+``metrics.generated_kernel_count`` counts C++ loop nests, not functions, and says nothing about what
+is inside a kernel.  The census records, at code generation (patches flagged ``census``), each C++
+function / Triton kernel with the FX nodes of its scheduler nodes (their ``origins``), each extern
+call (mm, conv, fallbacks), and each post-grad FX op lowered.  Caches are off while it runs, so the
+census sees a real compile, never a cached artifact.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import operator
+
+from . import runtime
+
+
+@dataclasses.dataclass
+class Kernel:
+    name: str
+    backend: str  # cpp / triton / extern
+    ops: list[str]  # compute ops inside, one entry per FX node (post-grad aten ops)
+    views: list[str]  # view ops folded into the kernel's indexing (not computation)
+    nodes: list[str]  # FX node names of the compute ops
+    loop_nests: int
+    graph: int  # which compiled graph (0, 1, ... in compile order; backward comes after forward)
+
+    def describe(self) -> str:
+        return f"{self.name} [{self.backend}]: {', '.join(self.ops) or '-'}"
+
+
+@dataclasses.dataclass
+class Census:
+    kernels: list[Kernel]  # generated C++ functions / Triton kernels, in codegen order
+    externs: list[Kernel]  # calls into libraries / fallbacks
+    fx_ops: int  # post-grad compute ops lowered (views and getitem excluded)
+    graphs: int
+    result: object = None  # what fn returned
+
+    @property
+    def num_kernels(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def loop_nests(self) -> int:
+        return sum(k.loop_nests for k in self.kernels)
+
+    def multi_op_kernels(self) -> list[Kernel]:
+        return [k for k in self.kernels if len(k.ops) > 1]
+
+    def table(self) -> str:
+        rows = [("graph", "kind", "name", "ops")]
+        for k in sorted(self.kernels + self.externs, key=lambda k: k.graph):
+            rows.append((str(k.graph), k.backend, k.name, ", ".join(k.ops) or "-"))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
+        lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
+        lines.append("")
+        lines.append(f"{self.num_kernels} kernels ({self.loop_nests} loop nests), {len(self.externs)} extern calls, "
+                     f"{self.fx_ops} post-grad FX ops, {self.graphs} graph(s); "
+                     f"kernels holding >1 op: {len(self.multi_op_kernels())}")
+        return "\n".join(lines)
+
+
+def _op_name(target) -> str:
+    name = str(target)
+    return name[len("aten."):] if name.startswith("aten.") else getattr(target, "__name__", name)
+
+
+def _is_view(target) -> bool:
+    return bool(getattr(target, "is_view", False))
+
+
+def _is_compute(node) -> bool:
+    return node.op == "call_function" and node.target is not operator.getitem and not _is_view(node.target)
+
+
+def summarize(records: list[dict], result=None) -> Census:
+    """Turn raw runtime records into a Census (graphs numbered in compile order).
+
+    A kernel computes an FX node if it writes a buffer that node's lowering created, or if the node
+    is among its origins and created no buffer at all (it was inlined).  An origin that created a
+    buffer written elsewhere is only *read* here (e.g. through a view of a multi-output node).
+    """
+    graph_index: dict[int, int] = {}
+    creator: dict[tuple[int, str], object] = {}  # (graph, buffer name) -> FX node
+    creators: set[tuple[int, object]] = set()
+    for rec in records:
+        if rec["kind"] == "fx":
+            for name in rec["created"]:
+                creator[(rec["graph"], name)] = rec["node"]
+                creators.add((rec["graph"], rec["node"]))
+    kernels, externs, fx_ops = [], [], 0
+    for rec in records:
+        g = graph_index.setdefault(rec["graph"], len(graph_index))
+        if rec["kind"] == "fx":
+            fx_ops += _is_compute(rec["node"])
+            continue
+        owned = {creator[(rec["graph"], b)] for b in rec["writes"] if (rec["graph"], b) in creator}
+        origins = sorted({o for o in rec["origins"] if o in owned or (rec["graph"], o) not in creators} | owned,
+                         key=lambda n: n.name)
+        compute = [o for o in origins if _is_compute(o)]
+        k = Kernel(name=rec["name"], backend=rec["backend"], ops=[_op_name(o.target) for o in compute],
+                   views=[_op_name(o.target) for o in origins if _is_view(o.target)],
+                   nodes=[o.name for o in compute], loop_nests=rec["loop_nests"], graph=g)
+        (externs if rec["kind"] == "extern" else kernels).append(k)
+    return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index), result=result)
+
+
+@contextlib.contextmanager
+def recording(reset_dynamo: bool = True):
+    """Record every Inductor compile inside the block; yields a list that receives the records.
+    Inductor's FX-graph and AOTAutograd caches are off inside, so every compile is real."""
+    import torch
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    from . import importhook
+
+    importhook.install()
+    if reset_dynamo:
+        torch._dynamo.reset()
+    sink = runtime.start_recording()
+    try:
+        with inductor_config.patch(fx_graph_cache=False, fx_graph_remote_cache=False), \
+                functorch_config.patch(enable_autograd_cache=False):
+            yield sink
+    finally:
+        runtime.stop_recording()
+
+
+def census(fn, *args, **kwargs) -> Census:
+    """Compile ``fn`` with torch.compile (unless it already is), run it once on the arguments,
+    and return the Census of everything Inductor generated for it."""
+    import torch
+
+    compiled = fn if hasattr(fn, "_torchdynamo_orig_callable") else torch.compile(fn)
+    with recording() as sink:
+        result = compiled(*args, **kwargs)
+    return summarize(sink, result)
+
+
+def assert_one_op_per_kernel(result: Census, *, allow: tuple[str, ...] = ()) -> None:
+    """Raise AssertionError naming each kernel that computes more than one op.  ``allow``: op names
+    (e.g. a documented exception) that may share a kernel."""
+    bad = [k for k in result.multi_op_kernels() if not all(op in allow for op in k.ops)]
+    if not result.kernels and not result.externs:
+        raise AssertionError("census recorded no kernels: did the function compile?")
+    if bad:
+        raise AssertionError("kernels holding more than one op:\n" + "\n".join("  " + k.describe() for k in bad))

@@ -1,0 +1,80 @@
+"""`python -m inductor_ablate list`: every switch and fusion kind, and whether it applies here
+(like ``gcc -Q --help=optimizers``)."""
+from __future__ import annotations
+
+import importlib
+
+from . import importhook, switches
+from .config import config
+
+#: For each fusion kind: the patches it needs, and what must exist in this torch for it to occur.
+_KIND_NEEDS = {
+    "vertical": (["no-fuse-veto"], None, None),
+    "horizontal": (["no-fuse-veto"], None, None),
+    "epilogue": (["no-fuse-veto"], None, None),
+    "prologue": (["no-fuse-veto"], None, None),
+    "user-kernel-epilogue": (["no-fuse-veto"], "FusedExternTritonKernelSchedulerNode", "gpu"),
+    "mix-order": (["no-fuse-veto"], "FusedMixOrderReductions", "gpu"),
+    "nested-reduction": (["no-fuse-veto"], "FusedNestedReductions", None),
+    "outer-loop": (["no-fuse-outer-loop"], None, "cpu"),
+    "foreach": (["no-fuse-foreach", "no-fuse-veto"], None, "gpu"),
+    "combo": (["no-fuse-combo"], None, "gpu"),
+}
+_SWITCH_PATCHES = {
+    "no_fuse": ["no-fuse-veto", "no-fuse-outer-loop", "no-fuse-foreach", "no-fuse-combo"],
+    "no_inline": ["no-inline-realize"],
+    "flush_every_node": ["flush-every-node"],
+    "one_kernel_per_op": ["no-fuse-veto", "no-inline-realize", "flush-every-node"],
+}
+
+
+def rows() -> list[dict]:
+    """Switch and kind rows: name, what it changes, applies (yes / no: why), current value."""
+    for target in importhook.TARGETS:
+        try:
+            importlib.import_module(target)
+        except Exception:
+            pass
+    import torch
+    from torch._inductor import scheduler
+
+    gpu = torch.cuda.is_available()
+    state = {r["slug"]: r for r in importhook.report()}
+
+    def patches_ok(slugs):
+        bad = [s for s in slugs if state[s]["state"] != "applied"]
+        return "yes" if not bad else f"no: patch {bad[0]} {state[bad[0]]['state']}"
+
+    out = []
+    values = config.values()
+    for name, sw in switches.SWITCHES.items():
+        value = values[name]
+        shown = ("all" if value == frozenset(switches.FUSION_KINDS) else ",".join(sorted(value)) or "off") \
+            if sw.takes_kinds else ("on" if value else "off")
+        out.append(dict(kind="switch", name=sw.env, doc=sw.doc, applies=patches_ok(_SWITCH_PATCHES[name]), value=shown))
+    blocked = config.effective()["no_fuse"]
+    for kind, doc in switches.FUSION_KINDS.items():
+        slugs, cls, device = _KIND_NEEDS[kind]
+        applies = patches_ok(slugs)
+        if applies == "yes" and cls and not hasattr(scheduler, cls):
+            applies = f"no: torch {torch.__version__} has no {cls}"
+        elif applies == "yes" and device == "gpu" and not gpu:
+            applies = "gpu only (no GPU here)"
+        elif applies == "yes" and device == "cpu":
+            applies = "yes (C++ backend only)"
+        out.append(dict(kind="fusion kind", name=kind, doc=doc, applies=applies,
+                        value="blocked" if kind in blocked else "allowed"))
+    return out
+
+
+def print_listing() -> None:
+    import torch
+
+    print(f"torch {torch.__version__}, device: {'cuda' if torch.cuda.is_available() else 'cpu'}\n")
+    table = rows()
+    for section in ("switch", "fusion kind"):
+        items = [r for r in table if r["kind"] == section]
+        print("switches:" if section == "switch" else "\nfusion kinds (INDUCTOR_NO_FUSE=kind,kind,...):")
+        w = max(len(r["name"]) for r in items)
+        for r in items:
+            print(f"  {r['name']:<{w}}  [{r['value']}]  applies: {r['applies']}\n  {'':<{w}}  {r['doc']}")
