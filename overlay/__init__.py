@@ -28,4 +28,9 @@ def assert_one_op_per_kernel(result, **kwargs):
 
 # The start-up hook (inductor_ablate.pth) sets this flag while it imports us: there a bad switch
 # value must not break unrelated programs, so the error waits for the first Inductor import.
-install(defer_errors=bool(getattr(_sys, "_inductor_ablate_boot", False)))
+_boot = bool(getattr(_sys, "_inductor_ablate_boot", False))
+install(defer_errors=_boot)
+if _boot:
+    from .importhook import _debug
+
+    _debug(f"start-up hook active in pid {__import__('os').getpid()}")

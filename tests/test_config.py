@@ -1,0 +1,109 @@
+"""Switch values and the scoped config (no compiles here)."""
+import threading
+
+import pytest
+
+from inductor_ablate import switches
+from inductor_ablate.config import Config
+from inductor_ablate.switches import FUSION_KINDS, SWITCHES, SwitchValueError
+
+ALL = frozenset(FUSION_KINDS)
+
+
+@pytest.mark.parametrize("raw", ["1", "true", "TRUE", "Yes", "on", " On "])
+def test_true_words(raw):
+    assert switches.parse(SWITCHES["no_inline"], raw) is True
+    assert switches.parse(SWITCHES["no_fuse"], raw) == ALL
+
+
+@pytest.mark.parametrize("raw", ["0", "false", "No", "OFF", ""])
+def test_false_words(raw):
+    assert switches.parse(SWITCHES["flush_every_node"], raw) is False
+    assert switches.parse(SWITCHES["no_fuse"], raw) == frozenset()
+
+
+@pytest.mark.parametrize("raw", ["2", "maybe", "enable", "tru"])
+def test_bad_values_name_the_variable_and_the_valid_values(raw):
+    with pytest.raises(SwitchValueError) as info:
+        switches.from_environ({"INDUCTOR_NO_INLINE": raw})
+    msg = str(info.value)
+    assert "INDUCTOR_NO_INLINE" in msg and repr(raw) in msg and "1/0/true/false/yes/no/on/off" in msg
+
+
+def test_fusion_kind_lists():
+    assert switches.parse(SWITCHES["no_fuse"], "vertical, EPILOGUE") == {"vertical", "epilogue"}
+    assert switches.parse(SWITCHES["no_fuse"], "outer_loop") == {"outer-loop"}
+    with pytest.raises(SwitchValueError) as info:
+        switches.from_environ({"INDUCTOR_NO_FUSE": "vertical,diagonal"})
+    msg = str(info.value)
+    assert "INDUCTOR_NO_FUSE" in msg and "diagonal" in msg
+    assert all(kind in msg for kind in FUSION_KINDS)  # lists the valid kinds
+
+
+def test_environment_round_trip():
+    values = {"no_fuse": frozenset({"vertical", "horizontal"}), "no_inline": True,
+              "flush_every_node": False, "one_kernel_per_op": False}
+    assert switches.from_environ(switches.to_environ(values)) == values
+
+
+def test_one_kernel_per_op_expands():
+    eff = switches.effective({"one_kernel_per_op": True})
+    assert eff == {"no_fuse": ALL, "no_inline": True, "flush_every_node": True}
+
+
+def test_patch_as_context_manager_and_decorator():
+    cfg = Config()
+    with cfg.patch(no_fuse="vertical"):
+        assert cfg.no_fuse == {"vertical"}
+        with cfg.patch(no_inline=True):
+            assert cfg.no_fuse == {"vertical"} and cfg.no_inline is True
+        assert cfg.no_inline is False
+    assert cfg.no_fuse == frozenset()
+
+    @cfg.patch(one_kernel_per_op=True)
+    def inside():
+        return cfg.effective()
+
+    assert inside()["flush_every_node"] is True
+    assert cfg.effective()["flush_every_node"] is False
+
+
+def test_bad_value_in_patch_or_set_changes_nothing():
+    cfg = Config()
+    with pytest.raises(SwitchValueError, match="inductor_ablate.config.no_inline"):
+        cfg.patch(no_inline="perhaps")
+    with pytest.raises(SwitchValueError):
+        cfg.update(no_inline=True, no_fuse="bogus")
+    assert cfg.no_inline is False  # the valid half was not applied either
+    with pytest.raises(AttributeError, match="no switch 'no_fusion'"):
+        cfg.no_fusion = True
+
+
+def test_patch_is_scoped_to_its_thread():
+    cfg = Config()
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def worker():
+        with cfg.patch(no_fuse=True):
+            inside.set()
+            release.wait(5)
+            seen["worker"] = cfg.effective()["no_fuse"]
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait(5)
+    seen["main"] = cfg.effective()["no_fuse"]  # while the worker's patch is active
+    release.set()
+    t.join()
+    assert seen == {"worker": ALL, "main": frozenset()}
+
+
+def test_global_set_is_seen_by_all_threads():
+    cfg = Config()
+    cfg.no_inline = "yes"
+    out = []
+    t = threading.Thread(target=lambda: out.append(cfg.no_inline))
+    t.start()
+    t.join()
+    assert out == [True]
