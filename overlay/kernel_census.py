@@ -22,7 +22,8 @@ class Kernel:
     ops: list[str]  # compute ops inside, one entry per FX node (post-grad aten ops)
     views: list[str]  # view ops folded into the kernel's indexing (not computation)
     nodes: list[str]  # FX node names of the compute ops
-    loop_nests: int
+    inlined: list[str]  # compute ops computed here that own no buffer (inlined into this kernel)
+    ir_nodes: int  # Inductor IR nodes (buffers) computed inside
     graph: int  # which compiled graph (0, 1, ... in compile order; backward comes after forward)
 
     def describe(self) -> str:
@@ -35,15 +36,13 @@ class Census:
     externs: list[Kernel]  # calls into libraries / fallbacks
     fx_ops: int  # post-grad compute ops lowered (views and getitem excluded)
     graphs: int
+    fused_nodes: int = 0  # scheduler nodes after fusion that generate code: one loop nest (C++) / kernel (Triton) each
+    loop_nests: int = 0  # Inductor's metrics.generated_kernel_count (on C++ it also counts vectorized/tail variants)
     result: object = None  # what fn returned
 
     @property
     def num_kernels(self) -> int:
         return len(self.kernels)
-
-    @property
-    def loop_nests(self) -> int:
-        return sum(k.loop_nests for k in self.kernels)
 
     def multi_op_kernels(self) -> list[Kernel]:
         return [k for k in self.kernels if len(k.ops) > 1]
@@ -56,7 +55,7 @@ class Census:
         lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
         lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
         lines.append("")
-        lines.append(f"{self.num_kernels} kernels ({self.loop_nests} loop nests), {len(self.externs)} extern calls, "
+        lines.append(f"{self.num_kernels} kernels ({self.fused_nodes} fused nodes), {len(self.externs)} extern calls, "
                      f"{self.fx_ops} post-grad FX ops, {self.graphs} graph(s); "
                      f"kernels holding >1 op: {len(self.multi_op_kernels())}")
         return "\n".join(lines)
@@ -75,7 +74,7 @@ def _is_compute(node) -> bool:
     return node.op == "call_function" and node.target is not operator.getitem and not _is_view(node.target)
 
 
-def summarize(records: list[dict], result=None) -> Census:
+def summarize(records: list[dict], result=None, loop_nests: int = 0) -> Census:
     """Turn raw runtime records into a Census (graphs numbered in compile order).
 
     A kernel computes an FX node if it writes a buffer that node's lowering created, or if the node
@@ -85,6 +84,9 @@ def summarize(records: list[dict], result=None) -> Census:
     graph_index: dict[int, int] = {}
     creator: dict[tuple[int, str], object] = {}  # (graph, buffer name) -> FX node
     creators: set[tuple[int, object]] = set()
+    loop_nests += sum(rec["count"] for rec in records if rec["kind"] == "loop_nests")
+    fused_nodes = sum(rec["count"] for rec in records if rec["kind"] == "fused_nodes")
+    records = [rec for rec in records if rec["kind"] not in ("loop_nests", "fused_nodes")]
     for rec in records:
         if rec["kind"] == "fx":
             for name in rec["created"]:
@@ -101,10 +103,12 @@ def summarize(records: list[dict], result=None) -> Census:
                          key=lambda n: n.name)
         compute = [o for o in origins if _is_compute(o)]
         k = Kernel(name=rec["name"], backend=rec["backend"], ops=[_op_name(o.target) for o in compute],
+                   inlined=[o.name for o in compute if o not in owned],
                    views=[_op_name(o.target) for o in origins if _is_view(o.target)],
-                   nodes=[o.name for o in compute], loop_nests=rec["loop_nests"], graph=g)
+                   nodes=[o.name for o in compute], ir_nodes=rec["ir_nodes"], graph=g)
         (externs if rec["kind"] == "extern" else kernels).append(k)
-    return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index), result=result)
+    return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index),
+                  fused_nodes=fused_nodes, loop_nests=loop_nests, result=result)
 
 
 @contextlib.contextmanager
@@ -120,13 +124,17 @@ def recording(reset_dynamo: bool = True):
     importhook.install()
     if reset_dynamo:
         torch._dynamo.reset()
+    from torch._inductor import metrics
+
     sink = runtime.start_recording()
+    start = metrics.generated_kernel_count
     try:
         with inductor_config.patch(fx_graph_cache=False, fx_graph_remote_cache=False), \
                 functorch_config.patch(enable_autograd_cache=False):
             yield sink
     finally:
         runtime.stop_recording()
+        sink.append({"kind": "loop_nests", "count": metrics.generated_kernel_count - start})
 
 
 def census(fn, *args, **kwargs) -> Census:

@@ -128,7 +128,7 @@ def record_kernel(backend: str, name: str, nodes) -> None:
 
     nodes = [n for n in nodes if hasattr(n, "get_nodes")]
     _recording.sink.append({"kind": "kernel", "backend": backend, "name": name,
-                            "graph": id(V.graph), "loop_nests": len(nodes), "origins": _origins(nodes),
+                            "graph": id(V.graph), "ir_nodes": len(nodes), "origins": _origins(nodes),
                             "writes": _written(nodes)})
 
 
@@ -138,8 +138,18 @@ def record_extern(scheduler_node) -> None:
     ir_node = scheduler_node.node
     name = getattr(ir_node, "python_kernel_name", None) or type(ir_node).__name__
     _recording.sink.append({"kind": "extern", "backend": "extern", "name": str(name),
-                            "graph": id(V.graph), "loop_nests": 0, "origins": _origins([scheduler_node]),
+                            "graph": id(V.graph), "ir_nodes": 0, "origins": _origins([scheduler_node]),
                             "writes": _written([scheduler_node])})
+
+
+def record_scheduler_nodes(nodes) -> None:
+    """The scheduler's nodes after fusion, at codegen: each one that generates code is one loop
+    nest (C++) or one kernel (Triton); fusion is what lowers this number."""
+    from torch._inductor import scheduler as s
+    from torch._inductor.virtualized import V
+
+    count = sum(1 for n in nodes if not isinstance(n, s.NopKernelSchedulerNode) and not n.is_extern())
+    _recording.sink.append({"kind": "fused_nodes", "graph": id(V.graph), "count": count})
 
 
 def record_fx_node(node, created: list[str]) -> None:

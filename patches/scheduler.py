@@ -31,4 +31,14 @@ PATCHES = [
         flag="census",
         why="records each extern call (mm, conv, fallbacks) for inductor_ablate.census",
     ),
+    dict(
+        slug="census-scheduler-nodes",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler._codegen",
+        anchor="def _codegen(self, nodes",
+        at="start",
+        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_scheduler_nodes(nodes)",
+        flag="census",
+        why="counts the scheduler nodes left after fusion (one loop nest / kernel each) for the census",
+    ),
 ]

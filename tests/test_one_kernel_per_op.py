@@ -1,0 +1,114 @@
+"""Each switch on the program suite (CPU, C++ backend), upstream style: run_and_get_code, FileCheck,
+config.patch and the census.  Every case also checks the result against eager."""
+import copy
+import re
+
+import torch
+from torch._inductor import metrics
+from torch._inductor.test_case import TestCase
+from torch._inductor.utils import run_and_get_code
+from torch.testing import FileCheck
+from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
+
+import inductor_ablate
+from inductor_ablate.programs import PROGRAMS
+
+inductor_ablate.install()
+
+
+def cpp_functions(code: str) -> list[str]:
+    return re.findall(r"^(cpp_\w+) = async_compile", code, re.M)
+
+
+class OneKernelPerOpTests(TestCase):
+    def setUp(self):
+        super().setUp()
+        inductor_ablate.config.reset()
+
+    def run_program(self, name, **switches):
+        """Census of the program under ``switches``; checks the result against eager."""
+        torch.manual_seed(0)
+        fn, args = PROGRAMS[name]("cpu")
+        eager_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
+        expected = fn(*eager_args)
+        with inductor_ablate.config.patch(**switches):
+            census = inductor_ablate.census(fn, *compiled_args)
+        self.assertEqual(census.result, expected, atol=1e-4, rtol=1e-4)
+        self.assertEqual(compiled_args, eager_args, atol=1e-4, rtol=1e-4)  # in-place mutation kept
+        return census
+
+    @parametrize("name", list(PROGRAMS))
+    def test_one_kernel_per_op(self, name):
+        stock = self.run_program(name)
+        split = self.run_program(name, one_kernel_per_op=True)
+        inductor_ablate.assert_one_op_per_kernel(split)
+        self.assertGreater(split.num_kernels, stock.num_kernels)
+        ops_in_kernels = {n for k in split.kernels + split.externs for n in k.nodes}
+        # every compute op lowered is in some kernel or extern call, unless Inductor folded it away
+        self.assertLessEqual(len(ops_in_kernels), split.fx_ops)
+        self.assertGreaterEqual(split.num_kernels + len(split.externs), len(ops_in_kernels))
+
+    @parametrize("name", list(PROGRAMS))
+    def test_no_inline_realizes_every_node(self, name):
+        census = self.run_program(name, no_inline=True)
+        inlined = {k.name: k.inlined for k in census.kernels if k.inlined}
+        self.assertEqual(inlined, {}, "ops computed inside another op's kernel")
+
+    @parametrize("name", ["pointwise_chain", "reduction", "softmax", "layer_norm", "training_step"])
+    def test_no_fuse_multiplies_fused_nodes(self, name):
+        stock = self.run_program(name, no_inline=True)
+        unfused = self.run_program(name, no_inline=True, no_fuse=True)
+        self.assertGreater(unfused.fused_nodes, stock.fused_nodes)
+        self.assertEqual(unfused.fused_nodes, sum(k.ir_nodes for k in unfused.kernels))  # nothing fused
+        # on C++ the nodes stay grouped in few functions: that is the C++ grouping, not fusion
+        self.assertLess(unfused.num_kernels, unfused.fused_nodes)
+
+    @parametrize("name", ["pointwise_chain", "softmax", "conv_bn_relu_pool"])
+    def test_flush_every_node_gives_one_function_per_node(self, name):
+        census = self.run_program(name, no_fuse=True, no_inline=True, flush_every_node=True)
+        self.assertEqual(census.num_kernels, census.fused_nodes)
+        self.assertEqual([k.ir_nodes for k in census.kernels], [1] * census.num_kernels)
+
+    def test_fusion_kinds_block_only_what_they_name(self):
+        # x -> sum (reduction) -> + x (a vertical consumer) and two siblings reading x (horizontal)
+        def fn(x):  # sin -> cos is a vertical pair; sin and exp (both read x) a horizontal one
+            a = x.sin()
+            return a.cos(), x.exp()
+
+        x = torch.randn(64, 32)
+        counts = {}
+        for kinds in ("", "horizontal", "vertical", "vertical,horizontal"):
+            metrics.reset()
+            torch._dynamo.reset()
+            with inductor_ablate.config.patch(no_fuse=kinds or "0", no_inline=True):
+                out, _ = run_and_get_code(torch.compile(fn), x)
+            self.assertEqual(out, fn(x))
+            counts[kinds] = metrics.generated_kernel_count
+        self.assertEqual(counts, {"": 1, "horizontal": 2, "vertical": 2, "vertical,horizontal": 3})
+
+    def test_seed_case_batch_norm_add_relu_comes_apart(self):
+        fn, args = PROGRAMS["conv_bn_relu_pool"]("cpu")
+        _, (code,) = run_and_get_code(torch.compile(fn), *args)
+        FileCheck().check("cpp_fused__native_batch_norm_legit_no_training_add").check("relu").run(code)
+
+        # fusion vetoed alone: on CPU the seed's multi-op function is still there (C++ grouping)
+        torch._dynamo.reset()
+        with inductor_ablate.config.patch(no_fuse=True, no_inline=True):
+            _, (code,) = run_and_get_code(torch.compile(fn), *args)
+        self.assertTrue(any("batch_norm" in f and "relu" in f for f in cpp_functions(code)), cpp_functions(code))
+
+        torch._dynamo.reset()
+        with inductor_ablate.config.patch(one_kernel_per_op=True):
+            out, (code,) = run_and_get_code(torch.compile(fn), *args)
+        self.assertEqual(out, fn(*args), atol=1e-4, rtol=1e-4)
+        names = cpp_functions(code)
+        self.assertFalse([f for f in names if "relu" in f and ("batch_norm" in f or "add" in f)], names)
+        FileCheck().check("extern_kernels.convolution").check("cpp_fused_relu").check("cpp_fused_max_pool2d").run(code)
+
+
+instantiate_parametrized_tests(OneKernelPerOpTests)
+
+if __name__ == "__main__":
+    from torch._inductor.test_case import run_tests
+
+    run_tests()
