@@ -1,0 +1,67 @@
+"""`python -m inductor_ablate ...`: status, list, run, census, and bad input."""
+import re
+import subprocess
+import sys
+
+from conftest import clean_env
+
+SCRIPT = """
+import sys, torch
+def f(x):
+    return (x.sin() + 1.0).relu()
+out = torch.compile(f)(torch.randn(32, 16))
+print("ARGS", sys.argv[1:])
+"""
+
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", *args], env=env or clean_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_status_lists_every_patch_applied():
+    from inductor_ablate import report
+    import torch
+
+    proc = cli("status", env=clean_env(INDUCTOR_NO_FUSE="vertical"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"torch {torch.__version__}" in proc.stdout
+    for row in report():
+        assert re.search(rf"^\s+{re.escape(row['slug'])}\s+applied\s", proc.stdout, re.M), row["slug"]
+    assert "fusion kinds blocked: vertical;" in proc.stdout
+
+
+def test_list_shows_switches_and_kinds():
+    proc = cli("list")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("INDUCTOR_NO_FUSE", "INDUCTOR_NO_INLINE", "INDUCTOR_FLUSH_EVERY_NODE", "INDUCTOR_ONE_KERNEL_PER_OP",
+                 "vertical", "outer-loop", "combo"):
+        assert name in proc.stdout
+    assert re.search(r"foreach\s+\[allowed\]\s+applies: gpu only", proc.stdout)
+
+
+def test_run_passes_arguments_and_switches(tmp_path):
+    script = tmp_path / "user_script.py"
+    script.write_text(SCRIPT + "import inductor_ablate; print('EFFECTIVE', sorted(inductor_ablate.config.effective()['no_fuse']), inductor_ablate.config.no_inline)\n")
+    proc = cli("run", "--no-fuse=vertical,horizontal", "--no-inline", str(script), "--flag", "value")
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGS ['--flag', 'value']" in proc.stdout
+    assert "EFFECTIVE ['horizontal', 'vertical'] True" in proc.stdout
+
+
+def test_census_prints_one_kernel_per_op(tmp_path):
+    script = tmp_path / "user_script.py"
+    script.write_text(SCRIPT)
+    proc = cli("census", "--one-kernel-per-op", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"3 kernels \(3 fused nodes\).*kernels holding >1 op: 0", proc.stdout), proc.stdout
+    for op in ("sin.default", "add.Tensor", "relu.default"):
+        assert op in proc.stdout
+
+
+def test_bad_switch_value_is_a_usage_error(tmp_path):
+    script = tmp_path / "user_script.py"
+    script.write_text(SCRIPT)
+    proc = cli("run", "--no-fuse=sideways", str(script))
+    assert proc.returncode == 2 and "ARGS" not in proc.stdout
+    assert "--no-fuse='sideways' is not valid" in proc.stderr and "vertical" in proc.stderr
