@@ -1,0 +1,129 @@
+"""One (model, config) cell, run in a fresh process with its own Inductor cache directory.
+
+Compiles the model under the config, checks the output (and, in training, the gradients) against
+eager, then times eager and compiled calls *interleaved* in the same process, so drift in the
+machine's speed hits both sides of the speedup ratio alike.
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+import traceback
+
+import torch
+
+import inductor_ablate
+import torch._inductor.config as inductor_config
+from inductor_ablate.kernel_census import recording, summarize
+
+from .configs import CONFIGS, all_inductor
+from .models import load_suite
+
+TOLERANCE = {"float32": 2e-3, "bfloat16": 5e-2, "float16": 2e-2}
+
+
+def _rel_error(actual, expected) -> float:
+    worst = 0.0
+    for a, e in zip(torch.utils._pytree.tree_leaves(actual), torch.utils._pytree.tree_leaves(expected)):
+        if not isinstance(e, torch.Tensor) or not e.is_floating_point():
+            continue
+        a, e = a.detach().float(), e.detach().float()
+        if not torch.isfinite(a).all() and torch.isfinite(e).all():
+            return math.inf
+        scale = e.abs().max().clamp_min(1e-6)
+        worst = max(worst, ((a - e).abs().max() / scale).item())
+    return worst
+
+
+def _step(model, inputs, loss_fn, mode):
+    """One inference call, or one training step (forward + backward, no optimizer), as in the paper."""
+    if mode == "inference":
+        with torch.no_grad():
+            return model(*inputs)
+    model.zero_grad(set_to_none=True)
+    out = model(*inputs)
+    loss_fn(out).backward()
+    return [out.detach()] + [p.grad for p in model.parameters() if p.grad is not None]
+
+
+class _Timer:
+    """CUDA: events around ``number`` calls; CPU: perf_counter.  Returns ms per call."""
+
+    def __init__(self, device):
+        self.cuda = device.startswith("cuda")
+
+    def __call__(self, fn, number):
+        if self.cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(number):
+                fn()
+            end.record()
+            torch.cuda.synchronize()
+            return start.elapsed_time(end) / number
+        t = time.perf_counter()
+        for _ in range(number):
+            fn()
+        return (time.perf_counter() - t) * 1000 / number
+
+
+def run_cell(task: dict) -> dict:
+    """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir.  Returns the row."""
+    row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode")}
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
+    config = CONFIGS[task["config"]]
+    device, mode = task["device"], task["mode"]
+    try:
+        dtype = getattr(torch, task["dtype"])
+        builder = load_suite(task["suite"])[task["model"]]
+        model, inputs, loss_fn = builder(device, dtype, mode)
+        model.train(mode == "training")
+        if device.startswith("cuda") and mode == "training":
+            pass  # cudagraphs in training are handled by cudagraph trees
+        settings = {**all_inductor(device, mode), **config.inductor}
+        inductor_ablate.config.reset()
+        inductor_ablate.config.update(**config.switches)
+        os.environ.update(inductor_ablate.config.environ())  # compile workers inherit
+
+        expected = _step(model, inputs, loss_fn, mode)
+        with inductor_config.patch(settings):
+            compiled = torch.compile(model)
+            t0 = time.perf_counter()
+            with recording(reset_dynamo=True) as sink:
+                actual = _step(compiled, inputs, loss_fn, mode)
+                if device.startswith("cuda"):
+                    torch.cuda.synchronize()
+            row["compile_s"] = round(time.perf_counter() - t0, 3)
+            census = summarize(sink)
+            row.update(kernels=census.num_kernels, fused_nodes=census.fused_nodes, externs=len(census.externs),
+                       multi_op_kernels=len(census.multi_op_kernels()), fx_ops=census.fx_ops, graphs=census.graphs)
+            err = _rel_error(actual, expected)
+            row["rel_error"] = err
+            if not err <= TOLERANCE[task["dtype"]]:
+                row.update(status="accuracy", message=f"max relative error {err:.3g} > {TOLERANCE[task['dtype']]:g}")
+                return row
+
+            # timing: warm up both, size a sample to >= ~2 ms (CPU) / ~1 ms (CUDA), then interleave
+            timer = _Timer(device)
+            run_eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
+            run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
+            for _ in range(task["warmup"]):
+                run_eager(), run_compiled()
+            one = max(timer(run_compiled, 1), timer(run_eager, 1), 1e-3)
+            number = max(1, min(100, int((1.0 if device.startswith("cuda") else 2.0) / one)))
+            eager_ms, compiled_ms, ratios = [], [], []
+            for _ in range(task["repeat"]):
+                e, c = timer(run_eager, number), timer(run_compiled, number)
+                eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
+        q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
+        row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
+                   speedup=statistics.median(eager_ms) / statistics.median(compiled_ms),
+                   speedup_p25=q[0], speedup_p75=q[2], samples=len(ratios), calls_per_sample=number)
+    except Exception as exc:  # a broken cell is a visible row, not a crashed study
+        row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-3000:])
+    finally:
+        inductor_ablate.config.reset()
+    return row

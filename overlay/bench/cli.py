@@ -1,0 +1,114 @@
+"""``python -m inductor_ablate bench`` and ``python -m inductor_ablate merge``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+from . import report
+from .configs import describe, resolve
+from .models import load_suite
+from .runner import plan, run_matrix, save_results
+
+
+def _device_default() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+        assert 1 <= k <= n
+    except (ValueError, AssertionError):
+        raise argparse.ArgumentTypeError(f"--shard {text!r}: expected K/N with 1 <= K <= N") from None
+    return k, n
+
+
+def _emit(cells, args) -> None:
+    print(report.summary_table(cells))
+    print(report.per_model_table(cells))
+    if args.csv:
+        report.write_csv(cells, args.csv)
+        print(f"\nCSV: {args.csv}")
+    if args.plot and report.write_plot(cells, args.plot):
+        print(f"plot: {args.plot}")
+
+
+def bench_main(argv) -> int:
+    p = argparse.ArgumentParser(prog="python -m inductor_ablate bench",
+                                description="The ablation study: speedup over eager per config, kernel counts, "
+                                            "accuracy checked; every cell in a fresh process.")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--mode", default="inference", choices=["inference", "training"])
+    p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, or module:function")
+    p.add_argument("--models", default=None, help="comma list (default: the whole suite)")
+    p.add_argument("--configs", default="full", help="comma list of configs or groups (paper, ours, kinds, full)")
+    p.add_argument("--repeat", type=int, default=None, help="timed samples per cell (default 15 CPU, 50 CUDA)")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=900, help="seconds per cell")
+    p.add_argument("--json", default=None, help="results file (resumed if it exists); default results/bench-*.json")
+    p.add_argument("--fresh", action="store_true", help="ignore an existing results file")
+    p.add_argument("--csv", default=None)
+    p.add_argument("--plot", default=None, help="PNG bar chart (needs matplotlib)")
+    p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
+    p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    if args.list:
+        print(describe())
+        return 0
+    device = args.device or _device_default()
+    suite = load_suite(args.suite)
+    models = args.models.split(",") if args.models else list(suite)
+    unknown = [m for m in models if m not in suite]
+    if unknown:
+        p.error(f"unknown model(s) {unknown}; suite {args.suite!r} has {', '.join(suite)}")
+    configs = resolve(args.configs)
+    repeat = args.repeat or (50 if device.startswith("cuda") else 15)
+    shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
+    path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
+    if args.fresh and os.path.exists(path):
+        os.remove(path)
+    import torch
+
+    meta = dict(torch=torch.__version__, python=platform.python_version(), machine=platform.node(),
+                device_name=torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or "cpu",
+                cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
+                shard=f"{args.shard[0]}/{args.shard[1]}", argv=sys.argv)
+    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode, shard=args.shard)
+    t0 = time.perf_counter()
+    rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
+                      timeout=args.timeout, progress=not args.no_progress)
+    meta["wall_s"] = round(time.perf_counter() - t0, 1)
+    save_results(path, rows, meta)
+    wanted = {tuple(c[k] for k in ("suite", "model", "config", "device", "dtype", "mode")) for c in cells}
+    mine = [r for k, r in rows.items() if k in wanted]
+    _emit(mine, args)
+    print(f"\nresults: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
+    return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
+
+
+def merge_main(argv) -> int:
+    p = argparse.ArgumentParser(prog="python -m inductor_ablate merge", description="join results files (shards) into one report")
+    p.add_argument("inputs", nargs="+")
+    p.add_argument("--json", required=True, help="merged results file to write")
+    p.add_argument("--csv", default=None)
+    p.add_argument("--plot", default=None)
+    args = p.parse_args(argv)
+    merged = report.merge(args.inputs)
+    with open(args.json, "w") as f:
+        json.dump(merged, f, indent=1, default=str)
+    _emit(merged["cells"], args)
+    print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
+    return 0
+
+
+def main(argv) -> int:
+    command, rest = argv[0], argv[1:]
+    return bench_main(rest) if command == "bench" else merge_main(rest)

@@ -1,0 +1,126 @@
+"""Named configurations of the ablation study, each mapped to concrete switches.
+
+``all`` turns every optimization on (Inductor's defaults, plus matmul templates through
+max_autotune_gemm, parameter freezing for inference, and CUDA graphs on GPU), like the paper's
+"all TorchInductor optimizations" row.  Every other row changes exactly what its name says from
+``all``.  A row that cannot apply to a device or mode is reported as n/a, never dropped.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..switches import FUSION_KINDS
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchConfig:
+    name: str
+    doc: str
+    inductor: dict  # torch._inductor.config overrides on top of ALL_INDUCTOR
+    switches: dict  # inductor_ablate switches
+    source: str  # "paper" (Table 4 row) or "ours"
+    only_device: str | None = None  # "cpu" / "cuda": n/a elsewhere
+    only_mode: str | None = None  # "inference" / "training"
+    needs: str | None = None  # a torch._inductor.scheduler attribute the row needs (newer torch)
+    note: str | None = None  # why the row is n/a everywhere (e.g. the grouping is off in `all`)
+
+    def not_applicable(self, device: str, mode: str) -> str | None:
+        dev = "cuda" if device.startswith("cuda") else device
+        if self.note:
+            return self.note
+        if self.only_device and dev != self.only_device:
+            return f"{self.only_device} only"
+        if self.only_mode and mode != self.only_mode:
+            return f"{self.only_mode} only"
+        if self.needs:
+            import torch
+            from torch._inductor import scheduler
+
+            if not hasattr(scheduler, self.needs):
+                return f"torch {torch.__version__} has no {self.needs}"
+        return None
+
+
+def all_inductor(device: str, mode: str) -> dict:
+    """The ``all`` row's Inductor settings on a device/mode."""
+    settings = {"max_autotune_gemm": True}
+    if mode == "inference":
+        settings["freezing"] = True
+    if device.startswith("cuda"):
+        settings["triton.cudagraphs"] = True
+        settings["max_autotune_gemm_backends"] = "ATEN,TRITON"
+    else:
+        settings["max_autotune_gemm_backends"] = "ATEN,CPP"
+    return settings
+
+
+_KIND_DEVICE = {"user-kernel-epilogue": "cuda", "mix-order": "cuda", "foreach": "cuda", "combo": "cuda",
+                "outer-loop": "cpu"}
+_KIND_NEEDS = {"mix-order": "FusedMixOrderReductions", "nested-reduction": "FusedNestedReductions",
+               "user-kernel-epilogue": "FusedExternTritonKernelSchedulerNode"}
+_KIND_NOTE = {"combo": "combo_kernels is off in `all`: nothing to remove"}
+
+CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
+    BenchConfig("all", "every optimization on", {}, {}, "paper"),
+    BenchConfig("no-loop-reorder", "no loop/layout reordering: pick_loop_orders, loop_ordering_after_fusion, "
+                "layout_optimization off",
+                {"pick_loop_orders": False, "loop_ordering_after_fusion": False, "layout_optimization": False},
+                {}, "paper"),
+    BenchConfig("no-matmul-templates", "no matmul templates: max_autotune_gemm off (ATen / library matmuls only)",
+                {"max_autotune_gemm": False}, {}, "paper"),
+    BenchConfig("no-freezing", "no parameter freezing (freezing=False)", {"freezing": False}, {}, "paper",
+                only_mode="inference"),
+    BenchConfig("no-pattern-matching", "no FX pattern matching (pattern_matcher=False)",
+                {"pattern_matcher": False}, {}, "paper"),
+    BenchConfig("no-cudagraphs", "no CUDA graphs (triton.cudagraphs=False)", {"triton.cudagraphs": False}, {},
+                "paper", only_device="cuda"),
+    BenchConfig("no-fusion", "INDUCTOR_NO_FUSE=1: every scheduler fusion vetoed", {}, {"no_fuse": True}, "paper"),
+    BenchConfig("no-inlining", "INDUCTOR_NO_INLINE=1: every FX node's output realized", {}, {"no_inline": True},
+                "paper"),
+    BenchConfig("no-fusion-no-inlining", "INDUCTOR_NO_FUSE=1 INDUCTOR_NO_INLINE=1", {},
+                {"no_fuse": True, "no_inline": True}, "paper"),
+    BenchConfig("no-cpp-grouping", "INDUCTOR_FLUSH_EVERY_NODE=1: one C++ function per scheduler node",
+                {}, {"flush_every_node": True}, "ours", only_device="cpu"),
+    BenchConfig("one-kernel-per-op", "INDUCTOR_ONE_KERNEL_PER_OP=1: no fusion, no inlining, no C++ grouping",
+                {}, {"one_kernel_per_op": True}, "ours"),
+    *[BenchConfig(f"no-fusion-{kind}", f"INDUCTOR_NO_FUSE={kind}: {doc}", {}, {"no_fuse": kind}, "ours",
+                  only_device=_KIND_DEVICE.get(kind), needs=_KIND_NEEDS.get(kind), note=_KIND_NOTE.get(kind))
+      for kind, doc in FUSION_KINDS.items()],
+]}
+
+#: ``--configs`` shorthands
+GROUPS = {
+    "paper": [n for n, c in CONFIGS.items() if c.source == "paper"],
+    "ours": [n for n, c in CONFIGS.items() if c.source == "ours"],
+    "kinds": [n for n in CONFIGS if n.startswith("no-fusion-") and n != "no-fusion-no-inlining"],
+    "full": list(CONFIGS),
+}
+
+
+def resolve(spec: str | None) -> list[str]:
+    """``--configs`` value -> config names (comma list of names and group names)."""
+    names: list[str] = []
+    for item in (spec or "full").split(","):
+        item = item.strip()
+        for name in GROUPS.get(item, [item]):
+            if name not in CONFIGS:
+                raise SystemExit(f"unknown config {name!r}; configs: {', '.join(CONFIGS)}; groups: {', '.join(GROUPS)}")
+            if name not in names:
+                names.append(name)
+    if "all" not in names:
+        names.insert(0, "all")  # every row is reported against `all`
+    return names
+
+
+def describe() -> str:
+    lines = [f"{'config':<32}source  applies      what it sets (on top of `all`)"]
+    for c in CONFIGS.values():
+        where = c.only_device or c.only_mode or "everywhere"
+        sets = ", ".join([f"{k}={v}" for k, v in c.inductor.items()] +
+                         [f"{k}={v}" for k, v in c.switches.items()]) or "-"
+        lines.append(f"{c.name:<32}{c.source:<8}{where:<13}{sets}")
+        lines.append(f"{'':<53}{c.doc}" + (f" [n/a: {c.note}]" if c.note else ""))
+    lines.append("\n`all`: Inductor defaults + max_autotune_gemm (matmul templates: ATEN,TRITON on CUDA, ATEN,CPP on "
+                 "CPU) + freezing (inference) + triton.cudagraphs (CUDA)")
+    lines.append(f"groups for --configs: " + "; ".join(f"{g} = {len(v)} configs" for g, v in GROUPS.items()))
+    return "\n".join(lines)

@@ -1,0 +1,203 @@
+"""Model suites.  The embedded suite needs torch only (no downloads); real suites are used when their
+package is installed (weights random, HF models built from configs).  A suite maps a name to a
+builder ``(device, dtype, mode) -> (module, inputs, loss_fn)``."""
+from __future__ import annotations
+
+import importlib
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _size(device, cpu, gpu):
+    return gpu if device.startswith("cuda") else cpu
+
+
+class PointwiseChain(nn.Module):
+    """A long elementwise chain: the case where fusion and inlining matter most."""
+
+    def forward(self, x):
+        y = x * 1.5 + 0.3
+        y = torch.sigmoid(y) * y  # silu by hand
+        y = torch.tanh(y) + torch.exp(-y.abs())
+        y = torch.where(y > 0, y, 0.01 * y)
+        y = (y - y.mean(dim=-1, keepdim=True)) * torch.rsqrt(y.var(dim=-1, keepdim=True) + 1e-5)
+        return torch.clamp(y * 0.7 - 0.1, -3, 3)
+
+
+class NormBlock(nn.Module):
+    """LayerNorm, an RMSNorm written out, and a residual."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        y = self.ln(x)
+        rms = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+        return rms + x
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention written with matmul + softmax (so fusion around it is visible)."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        causal = torch.ones(t, t, device=x.device, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+        y = torch.softmax(scores.float(), dim=-1).to(x.dtype) @ v
+        return self.out(y.transpose(1, 2).reshape(b, t, d)) + x
+
+
+class BasicBlock(nn.Module):
+    """ResNet basic block: conv-bn-relu-conv-bn-add-relu (+ max pool, the seed's pattern)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)) + x)
+        return F.max_pool2d(y, 2)
+
+
+class MLPBlock(nn.Module):
+    """Transformer MLP: LayerNorm -> Linear -> GELU -> Linear -> residual."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.ln, self.fc1, self.fc2 = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class TinyLM(nn.Module):
+    """A small GPT-style language model: embeddings, N x (attention + MLP), tied LM head."""
+
+    def __init__(self, vocab, d, heads, layers, t):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(t, d)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleList([nn.LayerNorm(d), Attention(d, heads), MLPBlock(d)]))
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+        for ln, attn, mlp in self.blocks:
+            x = mlp(attn(ln(x)))
+        return self.ln(x) @ self.tok.weight.t()
+
+
+def _float_loss(out):
+    return out.float().pow(2).mean()
+
+
+def embedded() -> dict:
+    def build(factory, make_inputs, loss=_float_loss):
+        def builder(device, dtype, mode):
+            torch.manual_seed(0)
+            model = factory(device).to(device=device, dtype=dtype)
+            inputs = make_inputs(device, dtype)
+            return model, inputs, loss
+        return builder
+
+    return {
+        "pointwise_chain": build(lambda dev: PointwiseChain(),
+                                 lambda dev, dt: (torch.randn(*_size(dev, (512, 512), (4096, 1024)), device=dev, dtype=dt),)),
+        "norm_block": build(lambda dev: NormBlock(_size(dev, 256, 1024)),
+                            lambda dev, dt: (torch.randn(_size(dev, 8, 32), 128, _size(dev, 256, 1024), device=dev, dtype=dt),)),
+        "attention": build(lambda dev: Attention(_size(dev, 128, 512), 4 if dev == "cpu" else 8),
+                           lambda dev, dt: (torch.randn(_size(dev, 4, 16), 128, _size(dev, 128, 512), device=dev, dtype=dt),)),
+        "conv_bn_block": build(lambda dev: BasicBlock(_size(dev, 16, 64)),
+                               lambda dev, dt: (torch.randn(_size(dev, 4, 32), _size(dev, 16, 64), 32, 32, device=dev, dtype=dt),)),
+        "mlp_gelu": build(lambda dev: MLPBlock(_size(dev, 128, 1024)),
+                          lambda dev, dt: (torch.randn(_size(dev, 4, 16), 128, _size(dev, 128, 1024), device=dev, dtype=dt),)),
+        "tiny_lm": build(lambda dev: TinyLM(vocab=_size(dev, 512, 8192), d=_size(dev, 128, 512), heads=4,
+                                            layers=2, t=_size(dev, 64, 256)),
+                         lambda dev, dt: (torch.randint(0, _size(dev, 512, 8192), (_size(dev, 2, 16), _size(dev, 64, 256)), device=dev),)),
+    }
+
+
+def torchvision_suite() -> dict:
+    import torchvision.models as tvm
+
+    def make(name, batch):
+        def builder(device, dtype, mode):
+            torch.manual_seed(0)
+            model = getattr(tvm, name)(weights=None).to(device=device, dtype=dtype)
+            return model, (torch.randn(_size(device, 2, batch), 3, 224, 224, device=device, dtype=dtype),), _float_loss
+        return builder
+
+    return {n: make(n, 32) for n in ("resnet18", "resnet50", "mobilenet_v3_small", "vit_b_16")}
+
+
+def timm_suite() -> dict:
+    import timm
+
+    def make(name, batch):
+        def builder(device, dtype, mode):
+            torch.manual_seed(0)
+            model = timm.create_model(name, pretrained=False).to(device=device, dtype=dtype)
+            return model, (torch.randn(_size(device, 2, batch), 3, 224, 224, device=device, dtype=dtype),), _float_loss
+        return builder
+
+    return {n: make(n, 32) for n in ("resnet18", "convnext_tiny", "vit_tiny_patch16_224", "efficientnet_b0")}
+
+
+def hf_suite() -> dict:
+    import transformers
+
+    class LogitsOnly(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids):
+            out = self.model(input_ids=ids)
+            return out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+    def make(config_cls, model_cls, **kw):
+        def builder(device, dtype, mode):
+            torch.manual_seed(0)
+            config = getattr(transformers, config_cls)(**kw)
+            model = LogitsOnly(getattr(transformers, model_cls)(config)).to(device=device, dtype=dtype)
+            ids = torch.randint(0, config.vocab_size, (_size(device, 2, 16), _size(device, 64, 128)), device=device)
+            return model, (ids,), _float_loss
+        return builder
+
+    return {
+        "bert_base": make("BertConfig", "BertForMaskedLM"),
+        "gpt2": make("GPT2Config", "GPT2LMHeadModel"),
+        "t5_small_encoder": make("T5Config", "T5EncoderModel", d_model=512, num_layers=6, num_heads=8, d_ff=2048),
+    }
+
+
+SUITES = {"embedded": embedded, "torchvision": torchvision_suite, "timm": timm_suite, "hf": hf_suite}
+
+
+def load_suite(name: str) -> dict:
+    """A suite by name, or ``package.module:function`` returning {name: builder}."""
+    if ":" in name:
+        module, attr = name.split(":", 1)
+        return getattr(importlib.import_module(module), attr)()
+    if name not in SUITES:
+        raise SystemExit(f"unknown suite {name!r}; suites: {', '.join(SUITES)} or module:function")
+    try:
+        return SUITES[name]()
+    except ImportError as exc:
+        raise SystemExit(f"suite {name!r} needs a package that is not installed: {exc}") from None

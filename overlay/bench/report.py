@@ -1,0 +1,138 @@
+"""Tables, CSV, plot and merge for bench results (a results file is {"meta": ..., "cells": [...]})."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+from .configs import CONFIGS, GROUPS
+
+CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "status", "speedup", "speedup_p25",
+              "speedup_p75", "eager_ms", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
+              "multi_op_kernels", "fx_ops", "graphs", "rel_error", "samples", "calls_per_sample", "wall_s", "message"]
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def _ordered_configs(cells):
+    present = {c["config"] for c in cells}
+    return [name for name in CONFIGS if name in present]
+
+
+def _groups(cells):
+    """Cells split by (suite, device, dtype, mode): one table per setting."""
+    out = {}
+    for c in cells:
+        out.setdefault((c["suite"], c["device"], c["dtype"], c["mode"]), []).append(c)
+    return out
+
+
+def summary_table(cells: list[dict]) -> str:
+    """Shaped like the paper's Table 4: geomean speedup over eager per config, and the change from `all`."""
+    lines = []
+    for (suite, device, dtype, mode), group in _groups(cells).items():
+        models = sorted({c["model"] for c in group})
+        by = {(c["model"], c["config"]): c for c in group}
+        base = geomean([by[(m, "all")].get("speedup") for m in models if (m, "all") in by
+                        and by[(m, "all")]["status"] == "ok"])
+        lines.append(f"\n{suite} suite, {device}, {dtype}, {mode}: geomean speedup over eager ({len(models)} models)")
+        lines.append(f"{'configuration':<32}{'speedup':>9}{'vs all':>9}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
+        for name in _ordered_configs(group):
+            row = [by[(m, name)] for m in models if (m, name) in by]
+            ok = [r for r in row if r["status"] == "ok"]
+            na = [r for r in row if r["status"] == "n/a"]
+            if na and len(na) == len(row):
+                lines.append(f"{name:<32}{'n/a':>9}{'':>9}{'':>7}{'':>9}{'':>11}  {CONFIGS[name].source}: {na[0]['message']}")
+                continue
+            g = geomean([r["speedup"] for r in ok])
+            diff = f"{g - base:+.2f}" if g and base and name != "all" else ""
+            kernels = sum(r.get("kernels", 0) for r in ok)
+            comp = sum(r.get("compile_s", 0) for r in ok) / len(ok) if ok else 0
+            bad = [f"{r['model']}: {r['status']}" for r in row if r["status"] not in ("ok", "n/a")]
+            lines.append(f"{name:<32}{(f'{g:.2f}x' if g else '-'):>9}{diff:>9}{f'{len(ok)}/{len(row)}':>7}"
+                         f"{kernels:>9}{comp:>11.1f}  {CONFIGS[name].source}" + (f"  FAILED: {'; '.join(bad)}" if bad else ""))
+    return "\n".join(lines)
+
+
+def per_model_table(cells: list[dict]) -> str:
+    lines = []
+    for (suite, device, dtype, mode), group in _groups(cells).items():
+        by = {(c["model"], c["config"]): c for c in group}
+        models = sorted({c["model"] for c in group})
+        configs = _ordered_configs(group)
+        lines.append(f"\nper model ({suite}, {device}, {dtype}, {mode}): speedup over eager [kernels]; "
+                     f"eager ms in the first column")
+        header = f"{'model':<18}{'eager ms':>10}" + "".join(f"{c[:22]:>24}" for c in configs)
+        lines.append(header)
+        for m in models:
+            eager = next((by[(m, c)]["eager_ms"] for c in configs if by.get((m, c), {}).get("status") == "ok"), None)
+            cols = []
+            for c in configs:
+                r = by.get((m, c))
+                if r is None:
+                    cols.append("-")
+                elif r["status"] == "ok":
+                    cols.append(f"{r['speedup']:.2f}x [{r.get('kernels', '?')}]")
+                else:
+                    cols.append(r["status"].upper() if r["status"] != "n/a" else "n/a")
+            lines.append(f"{m:<18}{(f'{eager:.3f}' if eager else '-'):>10}" + "".join(f"{c:>24}" for c in cols))
+        failures = [r for r in group if r["status"] in ("accuracy", "error")]
+        for r in failures:
+            lines.append(f"  {r['status'].upper()} {r['model']} / {r['config']}: {r.get('message', '')}")
+    return "\n".join(lines)
+
+
+def write_csv(cells: list[dict], path: str) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for c in cells:
+            writer.writerow(c)
+
+
+def write_plot(cells: list[dict], path: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("--plot needs matplotlib (pip install matplotlib); no plot written")
+        return False
+    groups = _groups(cells)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(11, 4.5 * len(groups)), squeeze=False)
+    for ax, ((suite, device, dtype, mode), group) in zip(axes[:, 0], groups.items()):
+        names = _ordered_configs(group)
+        values = []
+        for name in names:
+            ok = [c["speedup"] for c in group if c["config"] == name and c["status"] == "ok"]
+            values.append(geomean(ok) or 0)
+        colors = ["#4c72b0" if CONFIGS[n].source == "paper" else "#dd8452" for n in names]
+        ax.bar(range(len(names)), values, color=colors)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel("geomean speedup over eager")
+        ax.set_title(f"{suite} suite, {device}, {dtype}, {mode} (blue: paper's rows, orange: ours; 0 = n/a)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def merge(paths: list[str]) -> dict:
+    """Join results files (e.g. shards); a cell present twice keeps the one that ran ok."""
+    cells, metas = {}, []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        metas.append(data.get("meta", {}))
+        for c in data.get("cells", []):
+            key = tuple(c[k] for k in ("suite", "model", "config", "device", "dtype", "mode"))
+            if key not in cells or cells[key]["status"] != "ok":
+                cells[key] = c
+    return {"meta": {"merged_from": paths, "parts": metas}, "cells": list(cells.values())}
+
+
+__all__ = ["summary_table", "per_model_table", "write_csv", "write_plot", "merge", "geomean", "GROUPS"]

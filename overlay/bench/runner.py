@@ -1,0 +1,157 @@
+"""The matrix: which cells to run, in which order, in fresh processes, with resume and shards."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+
+from .configs import CONFIGS
+
+KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
+
+
+def cell_key(row: dict) -> tuple:
+    return tuple(row[k] for k in KEY_FIELDS)
+
+
+def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtype: str, mode: str,
+         shard: tuple[int, int] = (1, 1)) -> list[dict]:
+    """Every (model, config) cell, in a deterministic interleaved order (configs shuffled per model,
+    so no config always runs first or last), then this shard's share."""
+    cells = []
+    rng = random.Random(0)
+    for model in models:
+        order = list(configs)
+        rng.shuffle(order)
+        cells += [dict(suite=suite, model=model, config=c, device=device, dtype=dtype, mode=mode) for c in order]
+    k, n = shard
+    return [c for i, c in enumerate(cells) if i % n == k - 1]
+
+
+def load_results(path: str | None) -> dict:
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        data = json.load(f)
+    return {cell_key(r): r for r in data.get("cells", [])}
+
+
+def save_results(path: str, rows: dict, meta: dict) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"meta": meta, "cells": list(rows.values())}, f, indent=1, default=str)
+    os.replace(tmp, path)
+
+
+def _child(task, conn):
+    """Runs in the fresh process: its output (autotuning tables, warnings) goes to a per-cell log."""
+    from .cell import run_cell
+
+    log_path = os.path.join(task["cache_dir"], "cell.log")
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sys.stdout.flush(), sys.stderr.flush()
+    os.dup2(log, 1), os.dup2(log, 2)
+    row = run_cell(task)
+    if row.get("status") == "error":
+        sys.stdout.flush(), sys.stderr.flush()
+        with open(log_path, errors="replace") as f:
+            row["log_tail"] = f.read()[-2000:]
+    conn.send(row)
+    conn.close()
+
+
+def _context():
+    """A forkserver that has already imported torch, Inductor and the overlay, and probed the CPU's
+    vector ISA (about 9 s of g++ runs on a 2-core machine): every cell is a fresh process (its own
+    Inductor state and cache directory) without paying those again."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["inductor_ablate.bench.warm"])
+    return ctx
+
+
+def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
+               timeout: float, progress: bool = True) -> dict:
+    """Run the cells not already in ``results_path`` (resume), saving after each one."""
+    rows = load_results(results_path)
+    todo = [c for c in cells if cell_key(c) not in rows]
+    for cell in todo:  # n/a rows are decided here, cheaply, and never vanish
+        why = CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"])
+        if why:
+            rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
+    todo = [c for c in todo if cell_key(c) not in rows]
+    if len(todo) < len(cells):
+        print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
+    save_results(results_path, rows, meta)
+    bar = _progress(len(todo), progress)
+    ctx = _context() if todo else None
+    cache_root = tempfile.mkdtemp(prefix="ia-bench-")
+    try:
+        for cell in todo:
+            bar.set_description(f"{cell['model']} / {cell['config']}")
+            task = {**cell, "repeat": repeat, "warmup": warmup,
+                    "cache_dir": tempfile.mkdtemp(dir=cache_root, prefix=f"{cell['model']}-{cell['config']}-")}
+            rows[cell_key(cell)] = _run_one(ctx, task, timeout)
+            save_results(results_path, rows, meta)
+            bar.update(1)
+    finally:
+        bar.close()
+        shutil.rmtree(cache_root, ignore_errors=True)
+    return rows
+
+
+def _run_one(ctx, task: dict, timeout: float) -> dict:
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(task, child))
+    t0 = time.perf_counter()
+    proc.start()
+    child.close()
+    base = {k: task[k] for k in KEY_FIELDS}
+    try:
+        if parent.poll(timeout):
+            row = parent.recv()
+        else:
+            row = {**base, "status": "error", "message": f"timed out after {timeout:.0f} s"}
+    except EOFError:
+        row = {**base, "status": "error", "message": "cell process died without a result"}
+    proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    if proc.exitcode not in (0, None) and row.get("status") != "ok" and "message" not in row:
+        row["message"] = f"exit code {proc.exitcode}"
+    row["wall_s"] = round(time.perf_counter() - t0, 2)
+    return row
+
+
+class _PlainBar:
+    def __init__(self, total):
+        self.total, self.n, self.desc = total, 0, ""
+
+    def set_description(self, desc):
+        self.desc = desc
+
+    def update(self, k):
+        self.n += k
+        print(f"[{self.n}/{self.total}] {self.desc}", file=sys.stderr, flush=True)
+
+    def close(self):
+        pass
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        bar = _PlainBar(total)
+        bar.update = lambda k: None
+        return bar
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True)
+    except ImportError:
+        return _PlainBar(total)

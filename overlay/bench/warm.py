@@ -1,0 +1,12 @@
+"""Preloaded by the bench's forkserver (see runner._context): imports, and the per-process work that
+does not depend on the cell (Inductor probing which vector ISA the CPU's compiler supports).  Nothing
+here starts a thread or touches CUDA, so forking from it is safe."""
+import torch  # noqa: F401
+import torch._inductor.codecache  # noqa: F401
+import torch._inductor.compile_fx  # noqa: F401
+from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+import inductor_ablate  # noqa: F401
+from inductor_ablate.bench import cell  # noqa: F401
+
+pick_vec_isa()
