@@ -80,8 +80,11 @@ def patch_module(module) -> bool:
     name = module.__name__
     patches = TARGETS[name]
     with _lock:
-        if all(_state["report"][p.slug][0] == "applied" for p in patches):
+        states = {_state["report"][p.slug][0] for p in patches}
+        if states == {"applied"}:
             return True
+        if states == {"failed"}:  # already reported for this torch; warn once, not at every install()
+            return False
         try:
             filename = module.__file__
             with open(filename, "rb") as f:

@@ -1,7 +1,7 @@
 """The transform: turn a patch definition (plain data) into new code for one torch function.
 
 A patch names a function by module and qualified name, an *anchor* (text that must occur exactly
-once in that function's source) and a few lines of code to insert ``at`` the start of the function
+once in that function's source, whitespace ignored) and a few lines of code to insert ``at`` the start of the function
 body or ``before`` the statement holding the anchor.  The edit is made on the AST of the real file:
 inserted statements take the line number of the statement they precede, every other statement keeps
 its own, and the code is compiled with torch's real path, so tracebacks name torch's file and line.
@@ -87,13 +87,19 @@ def _first_line(func: ast.FunctionDef) -> int:
 
 
 def _locate_anchor(lines: list[str], func: ast.FunctionDef, patch: Patch) -> int:
-    """Line number (1-based) where the anchor starts; it must occur exactly once in the function."""
+    """Line number (1-based) where the anchor starts; it must occur exactly once in the function.
+
+    Whitespace is ignored on both sides, so an anchor survives re-wrapping of torch's source (a
+    signature split over several lines in one version and one line in another)."""
     start, end = _first_line(func), func.end_lineno
     text = "\n".join(lines[start - 1 : end])
-    count = text.count(patch.anchor)
+    positions = [i for i, ch in enumerate(text) if not ch.isspace()]
+    squeezed = "".join(text[i] for i in positions)
+    anchor = "".join(patch.anchor.split())
+    count = squeezed.count(anchor) if anchor else 0
     if count != 1:
         raise PatchError(patch, f"anchor {patch.anchor!r} found {count} times in the function, expected once")
-    return start + text[: text.index(patch.anchor)].count("\n")
+    return start + text[: positions[squeezed.index(anchor)]].count("\n")
 
 
 def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int, inserted: set[int]) -> None:

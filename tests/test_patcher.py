@@ -134,3 +134,10 @@ def test_resolve_function_unwraps_decorators():
     module = load()
     assert resolve_function(module, "Choices.can_fuse") is module.Choices.__dict__["can_fuse"].__func__
     assert resolve_function(module, "helper") is module.helper
+
+
+def test_anchor_ignores_whitespace_so_rewrapped_signatures_still_match():
+    wrapped = SOURCE.replace("def can_fuse(node1, node2, score: int) -> bool:",
+                             "def can_fuse(\n        node1,\n        node2,\n        score: int,\n    ) -> bool:")
+    codes = compile_patched(wrapped, "/fake/choices.py", [make(anchor="def can_fuse(node1, node2")])
+    assert "HOOK" in codes["Choices.can_fuse"].co_names

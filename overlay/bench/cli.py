@@ -56,6 +56,8 @@ def bench_main(argv) -> int:
     p.add_argument("--fresh", action="store_true", help="ignore an existing results file")
     p.add_argument("--csv", default=None)
     p.add_argument("--plot", default=None, help="PNG bar chart (needs matplotlib)")
+    p.add_argument("--cpu-templates", action="store_true",
+                   help="CPU: include matmul templates (max_autotune_gemm, ATEN,CPP) in `all` (slow autotuning)")
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--no-progress", action="store_true")
@@ -80,11 +82,11 @@ def bench_main(argv) -> int:
     meta = dict(torch=torch.__version__, python=platform.python_version(), machine=platform.node(),
                 device_name=torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or "cpu",
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
-                shard=f"{args.shard[0]}/{args.shard[1]}", argv=sys.argv)
+                shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv)
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode, shard=args.shard)
     t0 = time.perf_counter()
     rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
-                      timeout=args.timeout, progress=not args.no_progress)
+                      timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates)
     meta["wall_s"] = round(time.perf_counter() - t0, 1)
     save_results(path, rows, meta)
     wanted = {tuple(c[k] for k in ("suite", "model", "config", "device", "dtype", "mode")) for c in cells}

@@ -24,8 +24,10 @@ class BenchConfig:
     needs: str | None = None  # a torch._inductor.scheduler attribute the row needs (newer torch)
     note: str | None = None  # why the row is n/a everywhere (e.g. the grouping is off in `all`)
 
-    def not_applicable(self, device: str, mode: str) -> str | None:
+    def not_applicable(self, device: str, mode: str, cpu_templates: bool = False) -> str | None:
         dev = "cuda" if device.startswith("cuda") else device
+        if self.name == "no-matmul-templates" and dev == "cpu" and not cpu_templates:
+            return "cpu `all` has no matmul templates (add --cpu-templates)"
         if self.note:
             return self.note
         if self.only_device and dev != self.only_device:
@@ -41,16 +43,20 @@ class BenchConfig:
         return None
 
 
-def all_inductor(device: str, mode: str) -> dict:
-    """The ``all`` row's Inductor settings on a device/mode."""
-    settings = {"max_autotune_gemm": True}
+def all_inductor(device: str, mode: str, cpu_templates: bool = False) -> dict:
+    """The ``all`` row's Inductor settings on a device/mode.
+
+    On CPU, matmul templates (C++ GEMM templates through max_autotune_gemm) are opt-in
+    (``--cpu-templates``): their autotuning costs seconds per matmul shape, which alone would take
+    the default CPU matrix past its 10-minute budget on a 2-core machine."""
+    settings = {}
     if mode == "inference":
         settings["freezing"] = True
     if device.startswith("cuda"):
-        settings["triton.cudagraphs"] = True
-        settings["max_autotune_gemm_backends"] = "ATEN,TRITON"
-    else:
-        settings["max_autotune_gemm_backends"] = "ATEN,CPP"
+        settings.update({"triton.cudagraphs": True, "max_autotune_gemm": True,
+                         "max_autotune_gemm_backends": "ATEN,TRITON"})
+    elif cpu_templates:
+        settings.update({"max_autotune_gemm": True, "max_autotune_gemm_backends": "ATEN,CPP"})
     return settings
 
 
@@ -120,7 +126,7 @@ def describe() -> str:
                          [f"{k}={v}" for k, v in c.switches.items()]) or "-"
         lines.append(f"{c.name:<32}{c.source:<8}{where:<13}{sets}")
         lines.append(f"{'':<53}{c.doc}" + (f" [n/a: {c.note}]" if c.note else ""))
-    lines.append("\n`all`: Inductor defaults + max_autotune_gemm (matmul templates: ATEN,TRITON on CUDA, ATEN,CPP on "
-                 "CPU) + freezing (inference) + triton.cudagraphs (CUDA)")
+    lines.append("\n`all`: Inductor defaults + freezing (inference) + on CUDA triton.cudagraphs and matmul templates "
+                 "(max_autotune_gemm, ATEN,TRITON); on CPU matmul templates (ATEN,CPP) only with --cpu-templates")
     lines.append(f"groups for --configs: " + "; ".join(f"{g} = {len(v)} configs" for g, v in GROUPS.items()))
     return "\n".join(lines)

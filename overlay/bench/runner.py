@@ -66,22 +66,25 @@ def _child(task, conn):
     conn.close()
 
 
-def _context():
-    """A forkserver that has already imported torch, Inductor and the overlay, and probed the CPU's
+def _context(device: str):
+    """CUDA: a forkserver that has imported torch only (importing Inductor touches CUDA, and CUDA
+    cannot be re-initialized in a forked child), so each cell imports Inductor itself.  CPU: A forkserver that has already imported torch, Inductor and the overlay, and probed the CPU's
     vector ISA (about 9 s of g++ runs on a 2-core machine): every cell is a fresh process (its own
     Inductor state and cache directory) without paying those again."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["inductor_ablate.bench.warm"])
+    ctx.set_forkserver_preload(["torch"] if device.startswith("cuda") else ["inductor_ablate.bench.warm"])
     return ctx
 
 
 def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
-               timeout: float, progress: bool = True) -> dict:
-    """Run the cells not already in ``results_path`` (resume), saving after each one."""
+               timeout: float, progress: bool = True, cpu_templates: bool = False) -> dict:
+    """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
+    timeout, are run again), saving after each one."""
     rows = load_results(results_path)
+    rows = {k: r for k, r in rows.items() if r.get("status") != "error"}
     todo = [c for c in cells if cell_key(c) not in rows]
     for cell in todo:  # n/a rows are decided here, cheaply, and never vanish
-        why = CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"])
+        why = CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"], cpu_templates)
         if why:
             rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
     todo = [c for c in todo if cell_key(c) not in rows]
@@ -89,12 +92,12 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
     save_results(results_path, rows, meta)
     bar = _progress(len(todo), progress)
-    ctx = _context() if todo else None
+    ctx = _context(todo[0]["device"]) if todo else None
     cache_root = tempfile.mkdtemp(prefix="ia-bench-")
     try:
         for cell in todo:
             bar.set_description(f"{cell['model']} / {cell['config']}")
-            task = {**cell, "repeat": repeat, "warmup": warmup,
+            task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
                     "cache_dir": tempfile.mkdtemp(dir=cache_root, prefix=f"{cell['model']}-{cell['config']}-")}
             rows[cell_key(cell)] = _run_one(ctx, task, timeout)
             save_results(results_path, rows, meta)

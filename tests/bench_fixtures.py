@@ -1,0 +1,31 @@
+"""Tiny models for the bench plumbing tests (``--suite bench_fixtures:suite`` with tests/ on sys.path)."""
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x) * 2 + 1).sin()
+
+
+class RandomOutput(nn.Module):
+    """Compiled and eager outputs differ (fresh random numbers): an accuracy failure, on purpose."""
+
+    def forward(self, x):
+        return x + torch.rand_like(x) * 10
+
+
+def _builder(factory):
+    def build(device, dtype, mode):
+        torch.manual_seed(0)
+        return factory().to(device=device, dtype=dtype), (torch.randn(4, 8, device=device, dtype=dtype),), \
+            lambda out: out.float().pow(2).mean()
+    return build
+
+
+def suite():
+    return {"tiny": _builder(Tiny), "tiny2": _builder(Tiny), "random_output": _builder(RandomOutput)}

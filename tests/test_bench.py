@@ -1,0 +1,117 @@
+"""The ablation study's plumbing on tiny models (CPU): config mapping, n/a rows, accuracy failures,
+resume, shards and merge.  Timings here mean nothing; the structure does."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import clean_env
+from inductor_ablate.bench import configs
+from inductor_ablate.bench.runner import plan
+from inductor_ablate.switches import FUSION_KINDS
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SUITE = "bench_fixtures:suite"
+
+
+def bench(*args, tmp_path):
+    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", *args, "--no-progress"], env=env,
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path)
+
+
+def cells(path):
+    with open(path) as f:
+        return {(c["model"], c["config"]): c for c in json.load(f)["cells"]}
+
+
+def test_config_mapping():
+    names = configs.resolve("paper")
+    assert names == ["all", "no-loop-reorder", "no-matmul-templates", "no-freezing", "no-pattern-matching",
+                     "no-cudagraphs", "no-fusion", "no-inlining", "no-fusion-no-inlining"]
+    assert set(configs.resolve("kinds")) - {"all"} == {f"no-fusion-{k}" for k in FUSION_KINDS}
+    assert configs.CONFIGS["no-fusion-no-inlining"].switches == {"no_fuse": True, "no_inline": True}
+    assert configs.CONFIGS["one-kernel-per-op"].switches == {"one_kernel_per_op": True}
+    assert configs.CONFIGS["no-cpp-grouping"].switches == {"flush_every_node": True}
+    assert configs.CONFIGS["no-matmul-templates"].inductor == {"max_autotune_gemm": False}
+    assert configs.all_inductor("cuda", "inference")["triton.cudagraphs"] is True
+    assert configs.all_inductor("cuda", "training")["max_autotune_gemm"] is True
+    assert "freezing" not in configs.all_inductor("cpu", "training")
+    assert "max_autotune_gemm" not in configs.all_inductor("cpu", "inference")
+    assert configs.all_inductor("cpu", "inference", cpu_templates=True)["max_autotune_gemm"] is True
+    assert configs.CONFIGS["no-matmul-templates"].not_applicable("cpu", "inference").startswith("cpu `all` has no")
+    assert configs.CONFIGS["no-matmul-templates"].not_applicable("cpu", "inference", cpu_templates=True) is None
+    # rows that cannot apply say so
+    assert configs.CONFIGS["no-cudagraphs"].not_applicable("cpu", "inference") == "cuda only"
+    assert configs.CONFIGS["no-freezing"].not_applicable("cuda", "training") == "inference only"
+    assert configs.CONFIGS["no-cpp-grouping"].not_applicable("cuda", "inference") == "cpu only"
+    assert configs.CONFIGS["no-fusion"].not_applicable("cpu", "training") is None
+    with pytest.raises(SystemExit, match="unknown config"):
+        configs.resolve("no-such-row")
+
+
+def test_plan_interleaves_and_shards_partition_the_matrix():
+    full = plan(["a", "b"], ["all", "no-fusion", "no-inlining"], suite="s", device="cpu", dtype="float32",
+                mode="inference")
+    assert len(full) == 6 and {c["model"] for c in full[:3]} == {"a"}
+    shards = [plan(["a", "b"], ["all", "no-fusion", "no-inlining"], suite="s", device="cpu", dtype="float32",
+                   mode="inference", shard=(k, 3)) for k in (1, 2, 3)]
+    assert sorted(map(str, sum(shards, []))) == sorted(map(str, full))
+
+
+def test_list_prints_the_mapping(tmp_path):
+    proc = bench("bench", "--list", tmp_path=tmp_path)
+    assert proc.returncode == 0
+    assert "no-fusion-no-inlining" in proc.stdout and "no_fuse=True, no_inline=True" in proc.stdout
+
+
+def test_matrix_accuracy_failure_na_rows_and_resume(tmp_path):
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny,random_output", "--configs",
+                 "all,no-fusion,no-cudagraphs", "--repeat", "3", "--json", str(results),
+                 "--csv", str(tmp_path / "r.csv"), tmp_path=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the accuracy failure makes the run fail
+    got = cells(results)
+    assert got[("tiny", "all")]["status"] == "ok" and got[("tiny", "all")]["speedup"] > 0
+    assert got[("tiny", "no-fusion")]["kernels"] >= got[("tiny", "all")]["kernels"]
+    assert got[("random_output", "all")]["status"] == "accuracy"
+    assert got[("tiny", "no-cudagraphs")]["status"] == "n/a"
+    # the failure and the n/a row are visible in the tables, not dropped
+    assert "ACCURACY" in proc.stdout and "random_output: accuracy" in proc.stdout
+    assert "no-cudagraphs" in proc.stdout and "n/a" in proc.stdout
+    assert (tmp_path / "r.csv").read_text().count("\n") == 1 + 6
+
+    # resume: mark a finished cell; a second run must keep it and run nothing again
+    data = json.loads(results.read_text())
+    for c in data["cells"]:
+        if (c["model"], c["config"]) == ("tiny", "all"):
+            c["marker"] = "kept"
+    results.write_text(json.dumps(data))
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny,random_output", "--configs",
+                 "all,no-fusion,no-cudagraphs", "--json", str(results), tmp_path=tmp_path)
+    assert "6 of 6 cells already in" in proc.stderr
+    assert cells(results)[("tiny", "all")]["marker"] == "kept"
+
+
+def test_shards_then_merge(tmp_path):
+    parts = []
+    for k in (1, 2):
+        out = tmp_path / f"part{k}.json"
+        proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-inlining",
+                     "--repeat", "3", "--shard", f"{k}/2", "--json", str(out), tmp_path=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        parts.append(str(out))
+    assert len(cells(parts[0])) == 2 and len(cells(parts[1])) == 2
+    merged = tmp_path / "merged.json"
+    proc = bench("merge", *parts, "--json", str(merged), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert set(cells(merged)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-inlining")}
+    assert "geomean speedup over eager (2 models)" in proc.stdout
+
+
+def test_bad_shard_is_rejected(tmp_path):
+    proc = bench("bench", "--shard", "3/2", tmp_path=tmp_path)
+    assert proc.returncode == 2 and "K/N" in proc.stderr
