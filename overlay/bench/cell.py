@@ -111,14 +111,16 @@ def run_cell(task: dict) -> dict:
                 row.update(status="accuracy", message=f"max relative error {err:.3g} > {TOLERANCE[task['dtype']]:g}")
                 return row
 
-            # timing: warm up both, size a sample to >= ~2 ms (CPU) / ~1 ms (CUDA), then interleave
+            # timing: warm up both, size a sample to >= ~20 ms (CPU) / ~5 ms (CUDA) of calls, then
+            # interleave samples.  Long samples matter on CPU: switching between eager and compiled
+            # code costs each side the other's OpenMP spin-wait, which one-call samples would measure.
             timer = _Timer(device)
             run_eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
             run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
             for _ in range(task["warmup"]):
                 run_eager(), run_compiled()
-            one = max(timer(run_compiled, 1), timer(run_eager, 1), 1e-3)
-            number = max(1, min(100, int((1.0 if device.startswith("cuda") else 2.0) / one)))
+            one = min(min(timer(run_compiled, 3), timer(run_eager, 3)) for _ in range(3))
+            number = max(3, min(1000, int((5.0 if device.startswith("cuda") else 20.0) / max(one, 1e-3))))
             eager_ms, compiled_ms, ratios = [], [], []
             for _ in range(task["repeat"]):
                 e, c = timer(run_eager, number), timer(run_compiled, number)
@@ -126,7 +128,8 @@ def run_cell(task: dict) -> dict:
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
         row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
                    speedup=statistics.median(eager_ms) / statistics.median(compiled_ms),
-                   speedup_p25=q[0], speedup_p75=q[2], samples=len(ratios), calls_per_sample=number)
+                   speedup_p25=q[0], speedup_p75=q[2], samples=len(ratios), calls_per_sample=number,
+                   threads=torch.get_num_threads())
     except Exception as exc:  # a broken cell is a visible row, not a crashed study
         row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-3000:])
     finally:
