@@ -107,10 +107,13 @@ def main(argv=None) -> int:
         p.add_argument("-m", dest="module", action="store_true", help="target is a module name")
         p.add_argument("target")
         p.add_argument("args", nargs=argparse.REMAINDER)
-    if len(sys.argv if argv is None else argv) and (sys.argv[1:] if argv is None else argv)[:1] in (["bench"], ["merge"]):
+    sub.add_parser("bench", add_help=False, help="the ablation study (see `bench --help`)")
+    sub.add_parser("merge", add_help=False, help="join bench results files (shards) into one report")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["bench"], ["merge"]):  # these parse their own options
         from .bench.cli import main as bench_main
 
-        return bench_main(sys.argv[1:] if argv is None else argv)
+        return bench_main(argv)
     args = parser.parse_args(argv)
     from .switches import SwitchValueError
 

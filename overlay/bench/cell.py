@@ -81,8 +81,6 @@ def run_cell(task: dict) -> dict:
         builder = load_suite(task["suite"])[task["model"]]
         model, inputs, loss_fn = builder(device, dtype, mode)
         model.train(mode == "training")
-        if device.startswith("cuda") and mode == "training":
-            pass  # cudagraphs in training are handled by cudagraph trees
         settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **config.inductor}
         inductor_ablate.config.reset()
         inductor_ablate.config.update(**config.switches)
