@@ -19,7 +19,8 @@ SUITE = "bench_fixtures:suite"
 def bench(*args, tmp_path):
     env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
                     TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
-    return subprocess.run([sys.executable, "-m", "inductor_ablate", *args, "--no-progress"], env=env,
+    extra = ["--no-progress"] if args[0] == "bench" else []
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", *args, *extra], env=env,
                           capture_output=True, text=True, timeout=900, cwd=tmp_path)
 
 
