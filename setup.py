@@ -55,7 +55,7 @@ setup(
     packages=["inductor_ablate", "inductor_ablate.patches"],
     package_dir={"inductor_ablate": "overlay", "inductor_ablate.patches": "patches"},
     install_requires=["torch>=2.9", "sympy"],
-    extras_require={"test": ["pytest", "expecttest"], "bench": ["matplotlib", "tqdm"]},
+    extras_require={"test": ["pytest", "expecttest", "numpy"], "bench": ["matplotlib", "tqdm"]},
     entry_points={"console_scripts": ["inductor-ablate=inductor_ablate.__main__:main"]},
     cmdclass={"build_py": BuildPyWithStartupHook, "editable_wheel": EditableWheelWithStartupHook},
 )

@@ -116,3 +116,13 @@ def test_shards_then_merge(tmp_path):
 def test_bad_shard_is_rejected(tmp_path):
     proc = bench("bench", "--shard", "3/2", tmp_path=tmp_path)
     assert proc.returncode == 2 and "K/N" in proc.stderr
+
+
+def test_training_mode_checks_gradients(tmp_path):
+    results = tmp_path / "t.json"
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--configs", "all,no-freezing", "--mode", "training",
+                 "--repeat", "3", "--json", str(results), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = cells(results)
+    assert got[("tiny", "all")]["status"] == "ok" and got[("tiny", "all")]["graphs"] >= 2  # forward + backward
+    assert got[("tiny", "no-freezing")]["status"] == "n/a"

@@ -43,9 +43,13 @@ def _step(model, inputs, loss_fn, mode):
         with torch.no_grad():
             return model(*inputs)
     model.zero_grad(set_to_none=True)
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.requires_grad:
+            t.grad = None
     out = model(*inputs)
     loss_fn(out).backward()
-    return [out.detach()] + [p.grad for p in model.parameters() if p.grad is not None]
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    return [out.detach()] + grads + [t.grad for t in inputs if isinstance(t, torch.Tensor) and t.grad is not None]
 
 
 class _Timer:
@@ -81,6 +85,9 @@ def run_cell(task: dict) -> dict:
         builder = load_suite(task["suite"])[task["model"]]
         model, inputs, loss_fn = builder(device, dtype, mode)
         model.train(mode == "training")
+        if mode == "training":  # gradients for floating inputs too: parameter-free models train as well
+            inputs = tuple(t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point()
+                           else t for t in inputs)
         settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **config.inductor}
         inductor_ablate.config.reset()
         inductor_ablate.config.update(**config.switches)
