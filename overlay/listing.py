@@ -7,19 +7,9 @@ import importlib
 from . import importhook, switches
 from .config import config
 
-#: For each fusion kind: the patches it needs, and what must exist in this torch for it to occur.
-_KIND_NEEDS = {
-    "vertical": (["no-fuse-veto"], None, None),
-    "horizontal": (["no-fuse-veto"], None, None),
-    "epilogue": (["no-fuse-veto"], None, None),
-    "prologue": (["no-fuse-veto"], None, None),
-    "user-kernel-epilogue": (["no-fuse-veto"], "FusedExternTritonKernelSchedulerNode", "gpu"),
-    "mix-order": (["no-fuse-veto"], "FusedMixOrderReductions", "gpu"),
-    "nested-reduction": (["no-fuse-veto"], "FusedNestedReductions", None),
-    "outer-loop": (["no-fuse-outer-loop"], None, "cpu"),
-    "foreach": (["no-fuse-foreach", "no-fuse-veto"], None, "gpu"),
-    "combo": (["no-fuse-combo"], None, "gpu"),
-}
+#: The patches each fusion kind's veto needs.
+_KIND_PATCHES = {"outer-loop": ["no-fuse-outer-loop"], "foreach": ["no-fuse-foreach", "no-fuse-veto"],
+                 "combo": ["no-fuse-combo"]}
 _SWITCH_PATCHES = {
     "no_fuse": ["no-fuse-veto", "no-fuse-outer-loop", "no-fuse-foreach", "no-fuse-combo"],
     "no_inline": ["no-inline-realize"],
@@ -54,11 +44,11 @@ def rows() -> list[dict]:
         out.append(dict(kind="switch", name=sw.env, doc=sw.doc, applies=patches_ok(_SWITCH_PATCHES[name]), value=shown))
     blocked = config.effective()["no_fuse"]
     for kind, doc in switches.FUSION_KINDS.items():
-        slugs, cls, device = _KIND_NEEDS[kind]
-        applies = patches_ok(slugs)
+        cls, device = switches.KIND_NEEDS.get(kind), switches.KIND_DEVICE.get(kind)
+        applies = patches_ok(_KIND_PATCHES.get(kind, ["no-fuse-veto"]))
         if applies == "yes" and cls and not hasattr(scheduler, cls):
             applies = f"no: torch {torch.__version__} has no {cls}"
-        elif applies == "yes" and device == "gpu" and not gpu:
+        elif applies == "yes" and device == "cuda" and not gpu:
             applies = "gpu only (no GPU here)"
         elif applies == "yes" and device == "cpu":
             applies = "yes (C++ backend only)"

@@ -25,6 +25,13 @@ FUSION_KINDS = {
     "combo": "independent nodes grouped into combo kernels (Scheduler.create_combo_kernel_nodes, config.combo_kernels)",
 }
 
+#: Where a kind can occur: "cuda" (GPU backends only) or "cpu" (C++ backend only); absent = both.
+KIND_DEVICE = {"user-kernel-epilogue": "cuda", "mix-order": "cuda", "foreach": "cuda", "combo": "cuda",
+               "outer-loop": "cpu"}
+#: The torch._inductor.scheduler class a kind needs (older torch versions lack it).
+KIND_NEEDS = {"mix-order": "FusedMixOrderReductions", "nested-reduction": "FusedNestedReductions",
+              "user-kernel-epilogue": "FusedExternTritonKernelSchedulerNode"}
+
 
 @dataclasses.dataclass(frozen=True)
 class Switch:

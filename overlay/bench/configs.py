@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..switches import FUSION_KINDS
+from ..switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,10 +60,6 @@ def all_inductor(device: str, mode: str, cpu_templates: bool = False) -> dict:
     return settings
 
 
-_KIND_DEVICE = {"user-kernel-epilogue": "cuda", "mix-order": "cuda", "foreach": "cuda", "combo": "cuda",
-                "outer-loop": "cpu"}
-_KIND_NEEDS = {"mix-order": "FusedMixOrderReductions", "nested-reduction": "FusedNestedReductions",
-               "user-kernel-epilogue": "FusedExternTritonKernelSchedulerNode"}
 _KIND_NOTE = {"combo": "combo_kernels is off in `all`: nothing to remove"}
 
 CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
@@ -90,7 +86,7 @@ CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
     BenchConfig("one-kernel-per-op", "INDUCTOR_ONE_KERNEL_PER_OP=1: no fusion, no inlining, no C++ grouping",
                 {}, {"one_kernel_per_op": True}, "ours"),
     *[BenchConfig(f"no-fusion-{kind}", f"INDUCTOR_NO_FUSE={kind}: {doc}", {}, {"no_fuse": kind}, "ours",
-                  only_device=_KIND_DEVICE.get(kind), needs=_KIND_NEEDS.get(kind), note=_KIND_NOTE.get(kind))
+                  only_device=KIND_DEVICE.get(kind), needs=KIND_NEEDS.get(kind), note=_KIND_NOTE.get(kind))
       for kind, doc in FUSION_KINDS.items()],
 ]}
 
