@@ -8,6 +8,7 @@ so import order does not matter.  A module is patched whole or not at all.
 """
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import os
 import sys
@@ -65,6 +66,7 @@ def torch_version() -> str:
     return getattr(torch, "__version__", "unknown") if torch else "not imported"
 
 
+@functools.lru_cache(maxsize=None)
 def _cache_salt() -> str:
     """Our version, Python's, and the transform's own source: a change to any invalidates the cache."""
     import hashlib

@@ -211,8 +211,11 @@ def codecache_dir() -> str:
 
 
 def cached_compile(source_bytes: bytes, filename: str, patches: list[Patch], salt: str) -> dict[str, types.CodeType]:
-    """``compile_patched`` with a disk cache keyed by the source, the patches and our version."""
+    """``compile_patched`` with a disk cache keyed by the source, its path (code objects carry the
+    file name tracebacks show: two torch installs with the same source must not share an entry),
+    the patches and our version."""
     key = hashlib.sha256(source_bytes)
+    key.update(filename.encode())
     key.update(repr([dataclasses.astuple(p) for p in patches]).encode())
     key.update(salt.encode())
     module_name = patches[0].target if patches else "none"

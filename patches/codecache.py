@@ -7,7 +7,7 @@ PATCHES = [
         qualname="FxGraphHashDetails.__init__",
         anchor="self.gm = gm",
         at="before",
-        code="if __inductor_ablate__.cache_tag() is not None: self.inductor_ablate = __inductor_ablate__.cache_tag()",
+        code="if (_ablate_tag := __inductor_ablate__.cache_tag()) is not None: self.inductor_ablate = _ablate_tag",
         flag="cache-key",
         why="torch hashes its files on disk, not our patches: add the active switches to the FX-graph key "
             "(AOTAutograd's key inherits it; local and remote caches alike)",

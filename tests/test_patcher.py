@@ -141,3 +141,14 @@ def test_anchor_ignores_whitespace_so_rewrapped_signatures_still_match():
                              "def can_fuse(\n        node1,\n        node2,\n        score: int,\n    ) -> bool:")
     codes = compile_patched(wrapped, "/fake/choices.py", [make(anchor="def can_fuse(node1, node2")])
     assert "HOOK" in codes["Choices.can_fuse"].co_names
+
+
+def test_disk_cache_keys_on_the_path(tmp_path, monkeypatch):
+    # Two installs of the same torch source: each must get code objects naming its own file.
+    from inductor_ablate.patcher import cached_compile
+
+    monkeypatch.setenv("INDUCTOR_ABLATE_CACHE_DIR", str(tmp_path / "cache"))
+    first = cached_compile(SOURCE.encode(), "/install/one/choices.py", [make()], salt="t")
+    second = cached_compile(SOURCE.encode(), "/install/two/choices.py", [make()], salt="t")
+    assert first["Choices.can_fuse"].co_filename == "/install/one/choices.py"
+    assert second["Choices.can_fuse"].co_filename == "/install/two/choices.py"

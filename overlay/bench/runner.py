@@ -133,15 +133,18 @@ def _run_one(ctx, task: dict, timeout: float) -> dict:
 
 
 class _PlainBar:
-    def __init__(self, total):
-        self.total, self.n, self.desc = total, 0, ""
+    """A line per finished cell (no tqdm), or nothing (``quiet``)."""
+
+    def __init__(self, total, quiet=False):
+        self.total, self.n, self.desc, self.quiet = total, 0, "", quiet
 
     def set_description(self, desc):
         self.desc = desc
 
     def update(self, k):
         self.n += k
-        print(f"[{self.n}/{self.total}] {self.desc}", file=sys.stderr, flush=True)
+        if not self.quiet:
+            print(f"[{self.n}/{self.total}] {self.desc}", file=sys.stderr, flush=True)
 
     def close(self):
         pass
@@ -149,9 +152,7 @@ class _PlainBar:
 
 def _progress(total: int, enabled: bool):
     if not enabled:
-        bar = _PlainBar(total)
-        bar.update = lambda k: None
-        return bar
+        return _PlainBar(total, quiet=True)
     try:
         from tqdm import tqdm
 
