@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import runpy
 import sys
@@ -33,11 +32,10 @@ def _apply_switch_options(args) -> None:
 
 
 def _run_target(args) -> None:
+    sys.argv = [args.target, *args.args]
     if args.module:
-        sys.argv = [args.target, *args.args]
         runpy.run_module(args.target, run_name="__main__", alter_sys=True)
     else:
-        sys.argv = [args.target, *args.args]
         sys.path.insert(0, os.path.dirname(os.path.abspath(args.target)))
         runpy.run_path(args.target, run_name="__main__")
 
@@ -46,12 +44,7 @@ def cmd_status(args) -> int:
     from . import importhook
     from .config import config
 
-    for target in importhook.TARGETS:  # importing a target applies its patches
-        try:
-            importlib.import_module(target)
-        except Exception as exc:  # e.g. a backend that cannot import here
-            for p in importhook.TARGETS[target]:
-                importhook._state["report"][p.slug] = ("failed", f"import failed: {exc!r}")
+    importhook.import_targets()
     import torch
 
     print(f"torch {torch.__version__} ({torch.__file__})")

@@ -198,6 +198,19 @@ def install(*, defer_errors: bool = False) -> None:
                 patch_module(module)
 
 
+def import_targets() -> None:
+    """Import every target module (which applies its patches); a module that cannot be imported
+    here (e.g. a backend missing on this machine) is reported as failed, with the reason."""
+    import importlib
+
+    for target, patches in TARGETS.items():
+        try:
+            importlib.import_module(target)
+        except Exception as exc:
+            for p in patches:
+                _state["report"][p.slug] = ("failed", f"import failed: {exc!r}")
+
+
 def uninstall() -> None:
     """Restore every patched function's original code and remove the import hook."""
     with _lock:

@@ -74,7 +74,7 @@ def _is_compute(node) -> bool:
     return node.op == "call_function" and node.target is not operator.getitem and not _is_view(node.target)
 
 
-def summarize(records: list[dict], result=None, loop_nests: int = 0) -> Census:
+def summarize(records: list[dict], result=None) -> Census:
     """Turn raw runtime records into a Census (graphs numbered in compile order).
 
     A kernel computes an FX node if it writes a buffer that node's lowering created, or if the node
@@ -84,7 +84,7 @@ def summarize(records: list[dict], result=None, loop_nests: int = 0) -> Census:
     graph_index: dict[int, int] = {}
     creator: dict[tuple[int, str], object] = {}  # (graph, buffer name) -> FX node
     creators: set[tuple[int, object]] = set()
-    loop_nests += sum(rec["count"] for rec in records if rec["kind"] == "loop_nests")
+    loop_nests = sum(rec["count"] for rec in records if rec["kind"] == "loop_nests")
     fused_nodes = sum(rec["count"] for rec in records if rec["kind"] == "fused_nodes")
     records = [rec for rec in records if rec["kind"] not in ("loop_nests", "fused_nodes")]
     for rec in records:

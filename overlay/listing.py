@@ -2,8 +2,6 @@
 (like ``gcc -Q --help=optimizers``)."""
 from __future__ import annotations
 
-import importlib
-
 from . import importhook, switches
 from .config import config
 
@@ -20,11 +18,7 @@ _SWITCH_PATCHES = {
 
 def rows() -> list[dict]:
     """Switch and kind rows: name, what it changes, applies (yes / no: why), current value."""
-    for target in importhook.TARGETS:
-        try:
-            importlib.import_module(target)
-        except Exception:
-            pass
+    importhook.import_targets()
     import torch
     from torch._inductor import scheduler
 

@@ -123,23 +123,22 @@ def _written(nodes) -> list[str]:
     return [name for n in nodes for name in n.get_buffer_names()]
 
 
-def record_kernel(backend: str, name: str, nodes) -> None:
+def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int) -> None:
     from torch._inductor.virtualized import V
 
-    nodes = [n for n in nodes if hasattr(n, "get_nodes")]
-    _recording.sink.append({"kind": "kernel", "backend": backend, "name": name,
-                            "graph": id(V.graph), "ir_nodes": len(nodes), "origins": _origins(nodes),
-                            "writes": _written(nodes)})
+    _recording.sink.append({"kind": kind, "backend": backend, "name": name, "graph": id(V.graph),
+                            "ir_nodes": ir_nodes, "origins": _origins(nodes), "writes": _written(nodes)})
+
+
+def record_kernel(backend: str, name: str, nodes) -> None:
+    nodes = [n for n in nodes if hasattr(n, "get_nodes")]  # Triton node schedules hold markers too
+    _record_code("kernel", backend, name, nodes, len(nodes))
 
 
 def record_extern(scheduler_node) -> None:
-    from torch._inductor.virtualized import V
-
     ir_node = scheduler_node.node
     name = getattr(ir_node, "python_kernel_name", None) or type(ir_node).__name__
-    _recording.sink.append({"kind": "extern", "backend": "extern", "name": str(name),
-                            "graph": id(V.graph), "ir_nodes": 0, "origins": _origins([scheduler_node]),
-                            "writes": _written([scheduler_node])})
+    _record_code("extern", "extern", str(name), [scheduler_node], 0)
 
 
 def record_scheduler_nodes(nodes) -> None:

@@ -11,7 +11,7 @@ import time
 from . import report
 from .configs import describe, resolve
 from .models import load_suite
-from .runner import plan, run_matrix, save_results
+from .runner import cell_key, plan, run_matrix, save_results
 
 
 def _device_default() -> str:
@@ -89,7 +89,7 @@ def bench_main(argv) -> int:
                       timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates)
     meta["wall_s"] = round(time.perf_counter() - t0, 1)
     save_results(path, rows, meta)
-    wanted = {tuple(c[k] for k in ("suite", "model", "config", "device", "dtype", "mode")) for c in cells}
+    wanted = {cell_key(c) for c in cells}
     mine = [r for k, r in rows.items() if k in wanted]
     _emit(mine, args)
     print(f"\nresults: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")

@@ -6,6 +6,7 @@ import json
 import math
 
 from .configs import CONFIGS, GROUPS
+from .runner import cell_key
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "status", "speedup", "speedup_in_cell",
               "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
@@ -164,7 +165,7 @@ def merge(paths: list[str]) -> dict:
             data = json.load(f)
         metas.append(data.get("meta", {}))
         for c in data.get("cells", []):
-            key = tuple(c[k] for k in ("suite", "model", "config", "device", "dtype", "mode"))
+            key = cell_key(c)
             if key not in cells or cells[key]["status"] != "ok":
                 cells[key] = c
     return {"meta": {"merged_from": paths, "parts": metas}, "cells": list(cells.values())}
