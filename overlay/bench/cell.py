@@ -77,6 +77,7 @@ class _Timer:
 def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir.  Returns the row."""
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode")}
+    cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
     config = CONFIGS[task["config"]]
     device, mode = task["device"], task["mode"]
@@ -94,6 +95,7 @@ def run_cell(task: dict) -> dict:
         os.environ.update(inductor_ablate.config.environ())  # compile workers inherit
 
         expected = _step(model, inputs, loss_fn, mode)
+        row["setup_s"] = round(time.perf_counter() - cell_t0, 3)  # model, inputs, first eager call
         with inductor_config.patch(settings):
             compiled = torch.compile(model)
             t0 = time.perf_counter()
@@ -126,10 +128,12 @@ def run_cell(task: dict) -> dict:
                 run_eager(), run_compiled()
             one = min(min(timer(run_compiled, 3), timer(run_eager, 3)) for _ in range(3))
             number = max(3, min(1000, int((5.0 if device.startswith("cuda") else 20.0) / max(one, 1e-3))))
+            timing_t0 = time.perf_counter()
             eager_ms, compiled_ms, ratios = [], [], []
             for _ in range(task["repeat"]):
                 e, c = timer(run_eager, number), timer(run_compiled, number)
                 eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
+            row["timing_s"] = round(time.perf_counter() - timing_t0, 3)
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
         row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
                    speedup=statistics.median(eager_ms) / statistics.median(compiled_ms),
@@ -139,4 +143,5 @@ def run_cell(task: dict) -> dict:
         row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-3000:])
     finally:
         inductor_ablate.config.reset()
+        row["cell_s"] = round(time.perf_counter() - cell_t0, 3)  # wall_s minus this: process start and exit
     return row

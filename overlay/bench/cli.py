@@ -5,13 +5,14 @@ import argparse
 import json
 import os
 import platform
+import signal
 import sys
 import time
 
 from . import report
 from .configs import describe, resolve
 from .models import load_suite
-from .runner import cell_key, plan, run_matrix, save_results
+from .runner import cell_key, load_results, plan, run_matrix, save_results
 
 
 def _device_default() -> str:
@@ -27,6 +28,10 @@ def _shard(text: str) -> tuple[int, int]:
     except (ValueError, AssertionError):
         raise argparse.ArgumentTypeError(f"--shard {text!r}: expected K/N with 1 <= K <= N") from None
     return k, n
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _emit(cells, args) -> None:
@@ -84,9 +89,16 @@ def bench_main(argv) -> int:
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv)
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode, shard=args.shard)
+    signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
     t0 = time.perf_counter()
-    rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
-                      timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates)
+    try:
+        rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
+                          timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates)
+    except KeyboardInterrupt as exc:
+        done = len(load_results(path))
+        print(f"\ninterrupted ({exc or 'Ctrl-C'}): {done} cells saved in {path}; the same command resumes",
+              file=sys.stderr)
+        return 130
     meta["wall_s"] = round(time.perf_counter() - t0, 1)
     save_results(path, rows, meta)
     wanted = {cell_key(c) for c in cells}

@@ -115,6 +115,7 @@ def _run_one(ctx, task: dict, timeout: float) -> dict:
     proc.start()
     child.close()
     base = {k: task[k] for k in KEY_FIELDS}
+    row = None
     try:
         if parent.poll(timeout):
             row = parent.recv()
@@ -122,10 +123,11 @@ def _run_one(ctx, task: dict, timeout: float) -> dict:
             row = {**base, "status": "error", "message": f"timed out after {timeout:.0f} s"}
     except EOFError:
         row = {**base, "status": "error", "message": "cell process died without a result"}
-    proc.join(5)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
+    finally:  # also on Ctrl-C / SIGTERM: no cell is left running on the GPU behind us
+        proc.join(5 if row is not None else 0)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
     if proc.exitcode not in (0, None) and row.get("status") != "ok" and "message" not in row:
         row["message"] = f"exit code {proc.exitcode}"
     row["wall_s"] = round(time.perf_counter() - t0, 2)
