@@ -1,4 +1,7 @@
 """Tiny models for the bench plumbing tests (``--suite bench_fixtures:suite`` with tests/ on sys.path)."""
+import os
+import time
+
 import torch
 import torch.nn as nn
 
@@ -27,5 +30,13 @@ def _builder(factory):
     return build
 
 
+def _sleepy(device, dtype, mode):
+    """A cell that hangs (writing its pid first): what an interrupted run must not leave behind."""
+    with open(os.environ["IA_TEST_PIDFILE"], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(600)
+
+
 def suite():
-    return {"tiny": _builder(Tiny), "tiny2": _builder(Tiny), "random_output": _builder(RandomOutput)}
+    return {"tiny": _builder(Tiny), "tiny2": _builder(Tiny), "random_output": _builder(RandomOutput),
+            "sleepy": _sleepy}

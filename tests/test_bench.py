@@ -2,13 +2,15 @@
 resume, shards and merge.  Timings here mean nothing; the structure does."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import clean_env
-from inductor_ablate.bench import configs
+from inductor_ablate.bench import configs, report
 from inductor_ablate.bench.runner import plan
 from inductor_ablate.switches import FUSION_KINDS
 
@@ -110,7 +112,51 @@ def test_shards_then_merge(tmp_path):
     proc = bench("merge", *parts, "--json", str(merged), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert set(cells(merged)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-inlining")}
-    assert "geomean speedup over eager (2 models)" in proc.stdout
+    assert "geomean speedup over eager (2 models; eager time: pooled)" in proc.stdout
+    proc = bench("merge", str(merged), "--json", str(tmp_path / "again.json"), "--baseline", "in-cell", tmp_path=tmp_path)
+    assert proc.returncode == 0 and "eager time: in-cell" in proc.stdout, proc.stderr
+
+
+def test_baselines_divide_by_the_pooled_or_the_cells_own_eager_time():
+    def cell(config, eager, compiled):
+        return dict(suite="s", model="m", device="cuda", dtype="float32", mode="inference", config=config,
+                    status="ok", eager_ms=eager, compiled_ms=compiled, speedup=eager / compiled)
+
+    rows = [cell("all", 1.0, 0.5), cell("no-fusion", 2.0, 1.0), cell("no-inlining", 3.0, 1.0)]
+    pooled = {c["config"]: c for c in report.apply_baseline(rows)}
+    assert pooled["all"]["speedup"] == pytest.approx(4.0)  # median eager 2.0 / 0.5
+    assert pooled["no-inlining"]["speedup"] == pytest.approx(2.0) and pooled["no-inlining"]["speedup_in_cell"] == 3.0
+    in_cell = {c["config"]: c for c in report.apply_baseline(rows, "in-cell")}
+    assert [in_cell[k]["speedup"] for k in ("all", "no-fusion", "no-inlining")] == [2.0, 2.0, 3.0]
+    assert in_cell["all"]["speedup_pooled"] == pytest.approx(4.0)
+    assert rows[0]["speedup"] == 2.0  # the inputs are not modified
+    with pytest.raises(ValueError, match="in-cell"):
+        report.apply_baseline(rows, "mean")
+
+
+def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
+    results, pidfile = tmp_path / "r.json", tmp_path / "cell.pid"
+    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(pidfile))
+    proc = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "tiny,sleepy",
+                             "--configs", "all", "--repeat", "3", "--json", str(results), "--no-progress"],
+                            env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 600
+    while not pidfile.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists(), proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "interrupted (signal 15): 1 cells saved" in err and "the same command resumes" in err
+    assert cells(results)[("tiny", "all")]["status"] == "ok"
+    cell_pid = int(pidfile.read_text())
+    for _ in range(50):  # the hanging cell process is gone (killed, then reaped by its forkserver)
+        if not os.path.exists(f"/proc/{cell_pid}") or "zombie" in open(f"/proc/{cell_pid}/status").read():
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"cell process {cell_pid} still running after the run was stopped")
 
 
 def test_bad_shard_is_rejected(tmp_path):

@@ -34,13 +34,21 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--csv", default=None)
+    p.add_argument("--plot", default=None, help="PNG bar chart (needs matplotlib)")
+    p.add_argument("--baseline", default="pooled", choices=report.BASELINES,
+                   help="eager time a speedup divides: the model's median over its cells (pooled, default) or "
+                        "the cell's own, timed interleaved in its process (in-cell); docs/bench.md compares them")
+
+
 def _emit(cells, args) -> None:
-    print(report.summary_table(cells))
-    print(report.per_model_table(cells))
+    print(report.summary_table(cells, args.baseline))
+    print(report.per_model_table(cells, args.baseline))
     if args.csv:
-        report.write_csv(cells, args.csv)
+        report.write_csv(cells, args.csv, args.baseline)
         print(f"\nCSV: {args.csv}")
-    if args.plot and report.write_plot(cells, args.plot):
+    if args.plot and report.write_plot(cells, args.plot, args.baseline):
         print(f"plot: {args.plot}")
 
 
@@ -59,8 +67,7 @@ def bench_main(argv) -> int:
     p.add_argument("--timeout", type=float, default=900, help="seconds per cell")
     p.add_argument("--json", default=None, help="results file (resumed if it exists); default results/bench-*.json")
     p.add_argument("--fresh", action="store_true", help="ignore an existing results file")
-    p.add_argument("--csv", default=None)
-    p.add_argument("--plot", default=None, help="PNG bar chart (needs matplotlib)")
+    _add_report_options(p)
     p.add_argument("--cpu-templates", action="store_true",
                    help="CPU: include matmul templates (max_autotune_gemm, ATEN,CPP) in `all` (slow autotuning)")
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
@@ -112,8 +119,7 @@ def merge_main(argv) -> int:
     p = argparse.ArgumentParser(prog="python -m inductor_ablate merge", description="join results files (shards) into one report")
     p.add_argument("inputs", nargs="+")
     p.add_argument("--json", required=True, help="merged results file to write")
-    p.add_argument("--csv", default=None)
-    p.add_argument("--plot", default=None)
+    _add_report_options(p)
     args = p.parse_args(argv)
     merged = report.merge(args.inputs)
     with open(args.json, "w") as f:
