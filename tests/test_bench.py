@@ -141,12 +141,18 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "tiny,sleepy",
                              "--configs", "all", "--repeat", "3", "--json", str(results), "--no-progress"],
                             env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 600
-    while not pidfile.exists() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    assert pidfile.exists(), proc.communicate()
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.time() + 600
+        while not pidfile.exists() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        assert pidfile.exists(), proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if pidfile.exists():
+            subprocess.run(["kill", "-9", pidfile.read_text()], capture_output=True)
     assert proc.returncode == 130, out + err
     assert "interrupted (signal 15): 1 cells saved" in err and "the same command resumes" in err
     assert cells(results)[("tiny", "all")]["status"] == "ok"
