@@ -149,10 +149,10 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None:  # failed: leave no hanging run or cell behind
             proc.kill()
-        if pidfile.exists():
-            subprocess.run(["kill", "-9", pidfile.read_text()], capture_output=True)
+            if pidfile.exists():
+                subprocess.run(["kill", "-9", pidfile.read_text()], capture_output=True)
     assert proc.returncode == 130, out + err
     assert "interrupted (signal 15): 1 cells saved" in err and "the same command resumes" in err
     assert cells(results)[("tiny", "all")]["status"] == "ok"
