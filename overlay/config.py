@@ -1,9 +1,11 @@
 """``inductor_ablate.config``: the switches as a scoped, thread-safe configuration.
 
 Like ``torch._inductor.config``: read and set attributes, or ``config.patch(no_fuse=True)`` as a
-context manager or decorator.  Overrides made by ``patch`` belong to the thread that made them (a
-compile runs in the calling thread); plain assignments change the process-wide value.  Defaults come
-from the environment (INDUCTOR_NO_FUSE, ...) when the overlay is installed.
+context manager or decorator.  Both are process-wide, as torch's own ``config.patch`` is: Inductor
+does not always compile in the thread that called the model.  On CUDA, autograd runs the backward in
+a per-device engine thread, and AOTAutograd compiles the backward there, lazily, at its first call;
+an override scoped to the calling thread would silently miss it.  Defaults come from the environment
+(INDUCTOR_NO_FUSE, ...) when the overlay is installed.
 """
 from __future__ import annotations
 
@@ -16,16 +18,22 @@ from . import switches
 class _Patch(contextlib.ContextDecorator):
     def __init__(self, cfg: "Config", values: dict):
         self._cfg, self._values = cfg, values
+        self._entries = []  # one per active use (a decorated function may recurse)
 
     def __enter__(self):
-        stack = self._cfg._stack()
-        merged = dict(stack[-1][0] if stack else self._cfg._global)
-        merged.update(self._values)
-        stack.append((merged, switches.effective(merged)))
+        with self._cfg._lock:
+            stack = self._cfg._patches
+            merged = dict(stack[-1][0] if stack else self._cfg._global)
+            merged.update(self._values)
+            entry = (merged, switches.effective(merged))
+            self._entries.append(entry)
+            stack.append(entry)
         return self._cfg
 
     def __exit__(self, *exc):
-        self._cfg._stack().pop()
+        with self._cfg._lock:  # its own entry: patches of several threads need not nest
+            stack, entry = self._cfg._patches, self._entries.pop()
+            del stack[max(i for i, e in enumerate(stack) if e is entry)]
         return False
 
 
@@ -34,26 +42,20 @@ class Config:
 
     def __init__(self):
         object.__setattr__(self, "_lock", threading.Lock())
-        object.__setattr__(self, "_local", threading.local())
+        object.__setattr__(self, "_patches", [])  # (values, effective) of the active patch() blocks
         defaults = {name: switches.parse(s, "0") for name, s in switches.SWITCHES.items()}
         object.__setattr__(self, "_global", defaults)
         object.__setattr__(self, "_global_effective", switches.effective(defaults))
 
     # -- reading -------------------------------------------------------------------------------
-    def _stack(self) -> list:
-        stack = getattr(self._local, "stack", None)
-        if stack is None:
-            stack = self._local.stack = []
-        return stack
-
     def values(self) -> dict:
-        """The switches as set (ONE_KERNEL_PER_OP not expanded), for this thread."""
-        stack = getattr(self._local, "stack", None)
+        """The switches as set (ONE_KERNEL_PER_OP not expanded)."""
+        stack = self._patches
         return dict(stack[-1][0] if stack else self._global)
 
     def effective(self) -> dict:
-        """What is switched off right now in this thread: {no_fuse: kinds, no_inline, flush_every_node}."""
-        stack = getattr(self._local, "stack", None)
+        """What is switched off right now: {no_fuse: kinds, no_inline, flush_every_node}."""
+        stack = self._patches
         return stack[-1][1] if stack else self._global_effective
 
     def __getattr__(self, name):
@@ -87,7 +89,8 @@ class Config:
         self.update(**{name: "0" for name in switches.SWITCHES})
 
     def patch(self, **values) -> _Patch:
-        """Scoped override for this thread: ``with config.patch(no_fuse=True): ...`` or as a decorator."""
+        """Override while the block runs: ``with config.patch(no_fuse=True): ...`` or as a decorator.
+        Process-wide, like ``torch._inductor.config.patch`` (see the module docstring for why)."""
         return _Patch(self, self._validated(values))
 
     def environ(self) -> dict[str, str]:

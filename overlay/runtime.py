@@ -5,8 +5,6 @@ fusion pair.  Torch modules are imported lazily: this module must import without
 """
 from __future__ import annotations
 
-import threading
-
 from .config import config
 from .switches import FUSION_KINDS
 
@@ -14,7 +12,7 @@ _ALL_KINDS = frozenset(FUSION_KINDS)
 
 
 def on(flag: str) -> bool:
-    """True when the boolean switch ``flag`` (no_inline, flush_every_node) is active in this thread."""
+    """True when the boolean switch ``flag`` (no_inline, flush_every_node) is active."""
     return config.effective()[flag]
 
 
@@ -96,11 +94,18 @@ def cache_tag():
 
 
 # -- census recording: what each generated kernel holds ------------------------------------------
-_recording = threading.local()
+class _Recording:
+    """The census sink: process-wide, since Inductor may compile in another thread than the one
+    that started the census (the backward, on CUDA, in autograd's device thread; see config.py)."""
+
+    sink: list | None = None
+
+
+_recording = _Recording()
 
 
 def recording() -> bool:
-    return getattr(_recording, "sink", None) is not None
+    return _recording.sink is not None
 
 
 def start_recording() -> list:

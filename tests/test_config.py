@@ -79,7 +79,9 @@ def test_bad_value_in_patch_or_set_changes_nothing():
         cfg.no_fusion = True
 
 
-def test_patch_is_scoped_to_its_thread():
+def test_patch_is_process_wide_while_its_block_runs():
+    """Another thread sees the patch (on CUDA the backward is compiled in autograd's device thread),
+    and patches of two threads that do not nest each remove their own override."""
     cfg = Config()
     seen = {}
     inside, release = threading.Event(), threading.Event()
@@ -88,15 +90,28 @@ def test_patch_is_scoped_to_its_thread():
         with cfg.patch(no_fuse=True):
             inside.set()
             release.wait(5)
-            seen["worker"] = cfg.effective()["no_fuse"]
+        seen["worker after"] = cfg.effective()["no_inline"]  # main's patch, still active
 
     t = threading.Thread(target=worker)
     t.start()
     inside.wait(5)
     seen["main"] = cfg.effective()["no_fuse"]  # while the worker's patch is active
-    release.set()
-    t.join()
-    assert seen == {"worker": ALL, "main": frozenset()}
+    with cfg.patch(no_inline=True):
+        release.set()
+        t.join()
+        seen["main after worker"] = (cfg.effective()["no_fuse"], cfg.no_inline)
+    assert seen == {"main": ALL, "worker after": True, "main after worker": (ALL, True)}
+    assert cfg.effective()["no_fuse"] == frozenset() and cfg.no_inline is False
+
+
+def test_patch_as_a_decorator_may_recurse():
+    cfg = Config()
+
+    @cfg.patch(no_inline=True)
+    def depth(n):
+        return cfg.no_inline if n == 0 else depth(n - 1)
+
+    assert depth(3) is True and cfg.no_inline is False
 
 
 def test_global_set_is_seen_by_all_threads():

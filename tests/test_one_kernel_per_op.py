@@ -2,6 +2,7 @@
 config.patch and the census.  Every case also checks the result against eager."""
 import copy
 import re
+import threading
 
 import torch
 from torch._inductor import metrics
@@ -11,6 +12,7 @@ from torch.testing import FileCheck
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 import inductor_ablate
+from inductor_ablate.kernel_census import recording, summarize
 from inductor_ablate.programs import PROGRAMS
 
 inductor_ablate.install()
@@ -104,6 +106,26 @@ class OneKernelPerOpTests(TestCase):
         names = cpp_functions(code)
         self.assertFalse([f for f in names if "relu" in f and ("batch_norm" in f or "add" in f)], names)
         FileCheck().check("extern_kernels.convolution").check("cpp_fused_relu").check("cpp_fused_max_pool2d").run(code)
+
+    def test_backward_compiled_in_another_thread_gets_the_switches_and_is_recorded(self):
+        """On CUDA, autograd runs the backward (and AOTAutograd compiles it, lazily, at its first
+        call) in a per-device engine thread, not in the thread that holds ``config.patch`` and the
+        census.  Reproduced here on CPU by calling backward from another thread."""
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32))
+        x = torch.randn(8, 16, requires_grad=True)
+        compiled = torch.compile(model)
+        with inductor_ablate.config.patch(one_kernel_per_op=True), recording() as sink:
+            out = compiled(x)
+            backward = threading.Thread(target=lambda: out.float().pow(2).mean().backward())
+            backward.start()
+            backward.join()
+        census = summarize(sink)
+        self.assertEqual(census.graphs, 2, "the backward graph was not recorded")
+        inductor_ablate.assert_one_op_per_kernel(census)
+        expected = x.detach().clone().requires_grad_()
+        model(expected).float().pow(2).mean().backward()
+        self.assertEqual(x.grad, expected.grad, atol=1e-4, rtol=1e-4)
 
 
 instantiate_parametrized_tests(OneKernelPerOpTests)

@@ -79,6 +79,9 @@ def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
         lines.append(f"{'configuration':<32}{'speedup':>9}{'vs all':>9}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
         if len(base_ok) < len(models):
             lines.append(f"  (`all` ran on {len(base_ok)}/{len(models)} models; * = 'vs all' over those models only)")
+        missing = len(models) * len(_ordered_configs(group)) - len(group)
+        if missing:
+            lines.append(f"  ({missing} cells not run yet: the results file has no row for them; run the command again to resume)")
         for name in _ordered_configs(group):
             row = [by[(m, name)] for m in models if (m, name) in by]
             ok = [r for r in row if r["status"] == "ok"]
@@ -96,7 +99,7 @@ def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
             kernels = sum(r.get("kernels", 0) for r in ok)
             comp = sum(r.get("compile_s", 0) for r in ok) / len(ok) if ok else 0
             bad = [f"{r['model']}: {r['status']}" for r in row if r["status"] not in ("ok", "n/a")]
-            lines.append(f"{name:<32}{(f'{g:.2f}x' if g else '-'):>9}{diff:>9}{f'{len(ok)}/{len(row)}':>7}"
+            lines.append(f"{name:<32}{(f'{g:.2f}x' if g else '-'):>9}{diff:>9}{f'{len(ok)}/{len(models)}':>7}"
                          f"{kernels:>9}{comp:>11.1f}  {CONFIGS[name].source}" + (f"  FAILED: {'; '.join(bad)}" if bad else ""))
     return "\n".join(lines)
 
