@@ -8,8 +8,8 @@ import math
 from .configs import CONFIGS, GROUPS
 from .runner import cell_key
 
-CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "status", "speedup", "baseline", "speedup_in_cell",
-              "speedup_p25", "speedup_pooled", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
+CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "status", "speedup", "baseline", "speedup_pooled",
+              "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
               "multi_op_kernels", "fx_ops", "graphs", "rel_error", "samples", "calls_per_sample", "setup_s", "timing_s", "cell_s", "wall_s", "message"]
 
 
