@@ -79,10 +79,11 @@ def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
         lines.append(f"{'configuration':<32}{'speedup':>9}{'vs all':>9}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
         if len(base_ok) < len(models):
             lines.append(f"  (`all` ran on {len(base_ok)}/{len(models)} models; * = 'vs all' over those models only)")
-        missing = len(models) * len(_ordered_configs(group)) - len(group)
+        names = _ordered_configs(group)
+        missing = len(models) * len(names) - len(group)
         if missing:
             lines.append(f"  ({missing} cells not run yet: the results file has no row for them; run the command again to resume)")
-        for name in _ordered_configs(group):
+        for name in names:
             row = [by[(m, name)] for m in models if (m, name) in by]
             ok = [r for r in row if r["status"] == "ok"]
             na = [r for r in row if r["status"] == "n/a"]
