@@ -5,6 +5,10 @@ fusion pair.  Torch modules are imported lazily: this module must import without
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
+
 from .config import config
 from .switches import FUSION_KINDS
 
@@ -14,6 +18,12 @@ _ALL_KINDS = frozenset(FUSION_KINDS)
 def on(flag: str) -> bool:
     """True when the boolean switch ``flag`` (no_inline, flush_every_node) is active."""
     return config.effective()[flag]
+
+
+def ablating() -> bool:
+    """True when any switch is on: the correctness fixes apply only then (all off = stock Inductor)."""
+    eff = config.effective()
+    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"])
 
 
 def kind_blocked(kind: str) -> bool:
@@ -67,6 +77,12 @@ def fusion_blocked(node1, node2) -> bool:
     return fusion_kind(node1, node2) in kinds
 
 
+def tile2d_index_transformed(kernel, expr) -> bool:
+    """True when ``expr`` already holds the 2-D tile's inner variable (``x0_inner``): loop bodies
+    never use it, so only CppTile2DKernel.transform_indexing can have put it there."""
+    return kernel.inner_itervar() in getattr(expr, "free_symbols", ())
+
+
 def realize_node_outputs(node, result) -> None:
     """NO_INLINE: materialize every tensor an FX call_function node produced (views stay views)."""
     if node.op != "call_function":
@@ -85,12 +101,23 @@ def realize_node_outputs(node, result) -> None:
             data.realize()
 
 
+@functools.lru_cache(maxsize=None)
+def _code_digest() -> str:
+    """Our patches and hooks: a fix to either must not reuse artifacts compiled before it."""
+    from .importhook import PATCHES
+
+    digest = hashlib.sha256(repr([dataclasses.astuple(p) for p in PATCHES]).encode())
+    with open(__file__, "rb") as f:
+        digest.update(f.read())
+    return digest.hexdigest()[:16]
+
+
 def cache_tag():
     """A value for Inductor's FX-graph / AOTAutograd cache keys; None (no change) when all off."""
-    eff = config.effective()
-    if not (eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"]):
+    if not ablating():
         return None
-    return ("inductor_ablate", tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
+    eff = config.effective()
+    return ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
 
 
 # -- census recording: what each generated kernel holds ------------------------------------------

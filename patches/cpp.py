@@ -1,6 +1,20 @@
-"""torch/_inductor/codegen/cpp.py: the C++ backend's own grouping."""
+"""torch/_inductor/codegen/cpp.py: the C++ backend's own grouping, and a correctness fix."""
 
 PATCHES = [
+    dict(
+        slug="fix-tile2d-atomic-index",
+        target="torch._inductor.codegen.cpp",
+        qualname="CppTile2DOverrides.index_expr",
+        anchor="expr = V.kernel.transform_indexing(expr)",
+        at="before",
+        code="if __inductor_ablate__.ablating() and __inductor_ablate__.tile2d_index_transformed(V.kernel, expr): "
+             "return CppVecOverrides.index_expr(expr, dtype)",
+        flag="any switch",
+        why="Inductor bug: a 2-D tiled C++ kernel's indirect atomic_add store passes an index that "
+            "CppTile2DKernel.store has already offset by the inner tile variable, and index_expr offsets it "
+            "again (x0 + 2*x0_inner): wrong sums and writes out of bounds. Offset an index only once "
+            "(see docs/correctness.md)",
+    ),
     dict(
         slug="flush-every-node",
         target="torch._inductor.codegen.cpp",

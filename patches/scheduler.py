@@ -1,6 +1,19 @@
-"""torch/_inductor/scheduler.py: grouping that happens outside can_fuse, and census records."""
+"""torch/_inductor/scheduler.py: grouping that happens outside can_fuse, a correctness fix, census records."""
 
 PATCHES = [
+    dict(
+        slug="fix-mutation-renames",
+        target="torch._inductor.scheduler",
+        qualname="SchedulerNode.recompute_size_and_body",
+        anchor="if fake_deps:",
+        at="before",
+        code="if __inductor_ablate__.ablating(): self.set_read_writes(self.read_writes.rename(self.mutation_renames))",
+        flag="any switch",
+        why="Inductor bug: recomputing a node's body (C++ fusion of nodes with different loop ranges) re-reads "
+            "its dependencies from the body and drops the renames to a mutated buffer unless the node has "
+            "fake deps, so a reader of an in-place result can be scheduled before the mutation; "
+            "re-apply the renames (see docs/correctness.md)",
+    ),
     dict(
         slug="no-fuse-foreach",
         target="torch._inductor.scheduler",

@@ -1,0 +1,83 @@
+"""Programs that once computed a wrong answer under a switch, kept as regression tests.
+
+Each entry builds ``(fn, args)`` on a device; ``backward`` says whether the check also compares the
+gradients of every floating input.  ``stock_bug`` names the Inductor bug that stock settings reach
+too (the overlay fixes it only while a switch is on: with every switch off it stays stock Inductor).
+See docs/correctness.md for the root causes; ``scripts/stock_bugs.py`` shows them on stock torch.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import torch
+
+
+@dataclasses.dataclass(frozen=True)
+class Regression:
+    build: Callable  # device -> (fn, args)
+    backward: bool
+    stock_bug: str | None  # slug of the overlay's fix for a bug stock Inductor has too
+    what: str
+
+
+def _issue10_gradient(device):
+    """The program from issue 10: wrong gradient under NO_INLINE (both stock bugs below, reached
+    because realizing every node makes the C++ backend fuse nodes with different loop ranges)."""
+    def fn(x0, x1):
+        v2 = x1 + x0
+        v4 = v2.index_select(-1, torch.arange(5, device=x0.device).flip(0)) * 0.9
+        v5 = x0.roll(1, -1)
+        v6 = torch.cat([v5[..., 1:], v5[..., :1]], -1)
+        v8 = torch.maximum(v4, v6)
+        return v8.transpose(-1, -2).contiguous().transpose(-1, -2) + 0.5 * v5
+    gen = torch.Generator().manual_seed(0)
+    return fn, tuple(torch.randn(17, 5, generator=gen).to(device).requires_grad_() for _ in range(2))
+
+
+def _read_after_index_put(device):
+    """Stock bug 1: a node that reads a buffer after an in-place index_put_ is scheduled before it."""
+    def fn(x, idx, v):
+        acc = torch.zeros(4, 3, device=x.device)
+        p = x[:, idx]                      # an indexed read, returned (so it is realized)
+        acc.index_put_((torch.arange(4, device=x.device)[:, None], idx), v, accumulate=True)
+        return p, p + acc                  # reads acc after the mutation
+    gen = torch.Generator().manual_seed(0)
+    return fn, (torch.randn(4, 3, generator=gen).to(device), torch.tensor([2, 1, 0], device=device),
+                torch.ones(4, 3, device=device))
+
+
+def _tiled_index_put_accumulate(device):
+    """Stock bug 2: an accumulating index_put_ whose values are read both transposed and straight
+    (a 2-D tiled C++ kernel) scatters to x0 + 2*x0_inner: wrong sums, writes out of bounds."""
+    def fn(t, u, idx):
+        acc = torch.zeros(17, 5, device=t.device)
+        acc.index_put_((torch.arange(17, device=t.device)[:, None], idx), t.t() + u, accumulate=True)
+        return acc
+    gen = torch.Generator().manual_seed(0)
+    return fn, (torch.randn(5, 17, generator=gen).to(device), torch.randn(17, 5, generator=gen).to(device),
+                torch.tensor([4, 3, 2, 1, 0], device=device))
+
+
+REGRESSIONS = {
+    "issue10_gradient": Regression(_issue10_gradient, True, None,
+                                   "roll, cat, index_select, maximum, transposed copy; gradients"),
+    "read_after_index_put": Regression(_read_after_index_put, False, "fix-mutation-renames",
+                                       "a read of an index_put_ result ordered before the index_put_"),
+    "tiled_index_put_accumulate": Regression(_tiled_index_put_accumulate, False, "fix-tile2d-atomic-index",
+                                             "an accumulating index_put_ in a 2-D tiled C++ kernel"),
+}
+
+
+def switch_configs(device: str = "cpu") -> dict[str, dict]:
+    """Every switch alone, and every fusion kind that can occur on ``device`` taken out alone, with
+    and without NO_INLINE: {label: config.patch keyword arguments}."""
+    from .switches import FUSION_KINDS, KIND_DEVICE
+
+    configs = {"no-fuse": dict(no_fuse=True), "no-inline": dict(no_inline=True),
+               "flush-every-node": dict(flush_every_node=True), "one-kernel-per-op": dict(one_kernel_per_op=True)}
+    for kind in FUSION_KINDS:
+        if KIND_DEVICE.get(kind, device) == device:
+            configs[f"no-fuse={kind}"] = dict(no_fuse=kind)
+            configs[f"no-inline,no-fuse={kind}"] = dict(no_inline=True, no_fuse=kind)
+    return configs
