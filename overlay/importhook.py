@@ -34,24 +34,43 @@ def _load_definitions() -> list[Patch]:
     from inductor_ablate.patches import DEFINITIONS
 
     patches = [Patch.from_dict(d) for d in DEFINITIONS]
-    slugs = [p.slug for p in patches]
-    dupes = {s for s in slugs if slugs.count(s) > 1}
-    if dupes:
-        raise ValueError(f"duplicate patch slugs: {sorted(dupes)}")
+    by_slug: dict[str, list[Patch]] = {}
+    for p in patches:
+        by_slug.setdefault(p.slug, []).append(p)
+    for slug, variants in by_slug.items():  # one slug, several torch ranges: each must name its range
+        if len(variants) > 1 and (not all(v.torch for v in variants) or len({v.target for v in variants}) > 1):
+            raise ValueError(f"patch {slug!r} is defined {len(variants)} times: each definition needs its own "
+                             f"torch version range, and all must target one module")
     return patches
 
 
+#: Every definition, for every torch version; SLUGS: each patch once, in definition order.
 PATCHES: list[Patch] = _load_definitions()
+SLUGS: list[str] = list(dict.fromkeys(p.slug for p in PATCHES))
 TARGETS: dict[str, list[Patch]] = {}
 for _p in PATCHES:
     TARGETS.setdefault(_p.target, []).append(_p)
+
+
+def definitions_for(version: str, target: str | None = None) -> tuple[list[Patch], list[str]]:
+    """The definitions that apply to torch ``version`` (of ``target``'s patches, or all), and the
+    slugs that have no definition for it."""
+    pool = TARGETS[target] if target else PATCHES
+    chosen: dict[str, Patch] = {}
+    for p in pool:
+        if p.applies_to(version):
+            if p.slug in chosen:
+                raise ValueError(f"patch {p.slug!r}: torch ranges {chosen[p.slug].torch!r} and {p.torch!r} overlap")
+            chosen[p.slug] = p
+    missing = [slug for slug in dict.fromkeys(p.slug for p in pool) if slug not in chosen]
+    return list(chosen.values()), missing
 
 _lock = threading.RLock()
 _state = {
     "installed": False,
     "strict": False,
     "deferred_error": None,  # a bad switch value seen at start-up, raised at the first Inductor import
-    "report": {p.slug: ("pending", "module not imported yet") for p in PATCHES},
+    "report": {slug: ("pending", "module not imported yet") for slug in SLUGS},
     "originals": {},  # (module, qualname) -> (function, original code)
 }
 
@@ -80,14 +99,18 @@ def _cache_salt() -> str:
 def patch_module(module) -> bool:
     """Apply every patch for ``module``; all or nothing.  Returns True if applied."""
     name = module.__name__
-    patches = TARGETS[name]
     with _lock:
-        states = {_state["report"][p.slug][0] for p in patches}
+        states = {_state["report"][p.slug][0] for p in TARGETS[name]}
         if states == {"applied"}:
             return True
         if states == {"failed"}:  # already reported for this torch; warn once, not at every install()
             return False
+        patches, missing = definitions_for(torch_version(), name)
         try:
+            if missing:
+                raise PatchError(next(p for p in TARGETS[name] if p.slug == missing[0]),
+                                 f"no definition for torch {torch_version()} (defined for "
+                                 f"{', '.join(p.torch for p in TARGETS[name] if p.slug == missing[0])})")
             filename = module.__file__
             with open(filename, "rb") as f:
                 source = f.read()
@@ -102,12 +125,13 @@ def patch_module(module) -> bool:
         except (PatchError, LookupError, SyntaxError, OSError, TypeError) as exc:
             failed = exc.patch.slug if isinstance(exc, PatchError) else None
             reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-            for p in patches:
-                _state["report"][p.slug] = ("failed", reason if p.slug == failed or failed is None
-                                            else f"module left stock because {failed!r} failed")
+            slugs = list(dict.fromkeys(p.slug for p in TARGETS[name]))
+            for slug in slugs:
+                _state["report"][slug] = ("failed", reason if slug == failed or failed is None
+                                          else f"module left stock because {failed!r} failed")
             msg = (f"cannot patch {name} on torch {torch_version()}: "
                    f"{'patch ' + repr(failed) + ': ' if failed else ''}{reason}. "
-                   f"Patches {[p.slug for p in patches]} are not applied; this module stays stock.")
+                   f"Patches {slugs} are not applied; this module stays stock.")
             if _state["strict"]:
                 raise OverlayError(msg + f" ({switches.STRICT_ENV}=1)") from exc
             warnings.warn(f"inductor_ablate: {msg}", InductorAblateWarning, stacklevel=2)
@@ -219,16 +243,20 @@ def uninstall() -> None:
         for (_name, _qualname), (func, code) in _state["originals"].items():
             func.__code__ = code
         _state["originals"].clear()
-        for p in PATCHES:
-            _state["report"][p.slug] = ("pending", "overlay uninstalled")
+        for slug in SLUGS:
+            _state["report"][slug] = ("pending", "overlay uninstalled")
         _state["installed"] = False
 
 
 def report() -> list[dict]:
     """One row per patch: slug, target, qualname, flag, state (applied/failed/pending), reason."""
-    return [dict(slug=p.slug, target=p.target, qualname=p.qualname, flag=p.flag,
-                 state=_state["report"][p.slug][0], reason=_state["report"][p.slug][1], why=p.why)
-            for p in PATCHES]
+    chosen = {p.slug: p for p in definitions_for(torch_version())[0]} if "torch" in sys.modules else {}
+    rows = []
+    for slug in SLUGS:
+        p = chosen.get(slug) or next(p for p in PATCHES if p.slug == slug)
+        rows.append(dict(slug=slug, target=p.target, qualname=p.qualname, flag=p.flag, at=p.at, torch=p.torch,
+                         state=_state["report"][slug][0], reason=_state["report"][slug][1], why=p.why))
+    return rows
 
 
 def is_installed() -> bool:

@@ -1,10 +1,12 @@
 """The transform: turn a patch definition (plain data) into new code for one torch function.
 
 A patch names a function by module and qualified name, an *anchor* (text that must occur exactly
-once in that function's source, whitespace ignored) and a few lines of code to insert ``at`` the start of the function
-body or ``before`` the statement holding the anchor.  The edit is made on the AST of the real file:
-inserted statements take the line number of the statement they precede, every other statement keeps
-its own, and the code is compiled with torch's real path, so tracebacks name torch's file and line.
+once in that function's source, whitespace ignored) and a few lines of code to insert ``at`` the start
+of the function body, ``before`` or ``after`` the statement holding the anchor (``verify``: insert
+nothing, only require the anchor, e.g. an upstream fix).  The edit is made on the AST of the real
+file: inserted statements take the line number of the statement they precede or follow, every other
+statement keeps its own, and the code is compiled with torch's real path, so tracebacks name torch's
+file and line.
 
 Only the code object of the target function is replaced (``func.__code__ = new``): every existing
 reference (bound methods, staticmethod wrappers, ``from x import f`` copies) sees the patch, and a
@@ -16,7 +18,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import itertools
 import marshal
+import operator
 import os
 import sys
 import tempfile
@@ -25,7 +29,7 @@ from typing import Any, Iterable
 
 #: Name under which the runtime hooks are visible to patched code (set in the module's globals).
 HOOKS_NAME = "__inductor_ablate__"
-_VALID_AT = ("start", "before")
+_VALID_AT = ("start", "before", "after", "verify")
 
 
 class PatchError(Exception):
@@ -45,10 +49,14 @@ class Patch:
     target: str  # module, e.g. "torch._inductor.choices"
     qualname: str  # e.g. "InductorChoices.can_fuse"
     anchor: str  # text that must occur exactly once in the function's source
-    at: str  # "start" (first statement after the docstring) or "before" (the anchor's statement)
-    code: str  # statements to insert; refer to the hooks as __inductor_ablate__
+    at: str  # "start" (after the docstring), "before"/"after" (the anchor's statement), or "verify"
+    code: str  # statements to insert; refer to the hooks as __inductor_ablate__ ("verify": none)
     flag: str  # the switch that turns the inserted code on
     why: str = ""  # one line for `status` and the docs
+    torch: str = ""  # the torch versions this definition is for, e.g. ">=2.10,<2.15" ("": all)
+
+    def applies_to(self, version: str) -> bool:
+        return version_in_range(version, self.torch)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Patch":
@@ -60,7 +68,36 @@ class Patch:
         if patch.at not in _VALID_AT:
             raise ValueError(f"patch {patch.slug!r}: at={patch.at!r}, expected one of {_VALID_AT}")
         ast.parse(patch.code)  # a syntax error in our own data is our bug: fail loudly
+        version_in_range("0", patch.torch)  # so is a malformed version range
         return patch
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """(2, 13, 0) from '2.13.0+cpu', '2.13.0a0+git...', '2.13': the numeric release, padded to 3."""
+    parts = []
+    for piece in version.split("+")[0].split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, piece))
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) < len(piece):  # '0a0', '0rc1': a pre-release of that number
+            break
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+_COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, ">": operator.gt, "<": operator.lt}
+
+
+def version_in_range(version: str, spec: str) -> bool:
+    """``spec``: comma-separated clauses such as '>=2.10,<2.15' ('' matches every version)."""
+    release = _release(version)
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        op = next((o for o in _COMPARE if clause.startswith(o)), None)
+        if op is None or not clause[len(op):].strip()[:1].isdigit():
+            raise ValueError(f"bad torch version range {spec!r}: clause {clause!r}")
+        if not _COMPARE[op](release, _release(clause[len(op):].strip())):
+            return False
+    return True
 
 
 def _find_function(tree: ast.Module, qualname: str) -> tuple[list[ast.AST], ast.FunctionDef]:
@@ -105,6 +142,8 @@ def _locate_anchor(lines: list[str], func: ast.FunctionDef, patch: Patch) -> int
 def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int, inserted: set[int]) -> None:
     new_stmts = ast.parse(patch.code).body
     inserted.update(id(node) for stmt in new_stmts for node in ast.walk(stmt))
+    if patch.at == "verify":  # the anchor's presence is the whole check: nothing to insert
+        return
     if patch.at == "start":
         body = func.body
         index = 1 if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else 0
@@ -112,7 +151,7 @@ def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int, inserted: set
             raise PatchError(patch, "function has no statement after its docstring")
         _splice(body, index, new_stmts)
         return
-    # at == "before": the innermost statement that starts on the anchor's line
+    # at == "before" / "after": the innermost statement that starts on the anchor's line
     found = None
     for parent in ast.walk(func):
         for field in ("body", "orelse", "finalbody", "handlers"):
@@ -125,11 +164,13 @@ def _insert(func: ast.FunctionDef, patch: Patch, anchor_line: int, inserted: set
                     found = (stmts, i)
     if found is None:
         raise PatchError(patch, f"no statement starts on the anchor's line {anchor_line}")
-    _splice(found[0], found[1], new_stmts)
+    stmts, index = found
+    _splice(stmts, index + 1 if patch.at == "after" else index, new_stmts, where=stmts[index])
 
 
-def _splice(stmts: list[ast.stmt], index: int, new_stmts: list[ast.stmt]) -> None:
-    where = stmts[index]
+def _splice(stmts: list[ast.stmt], index: int, new_stmts: list[ast.stmt], where: ast.stmt | None = None) -> None:
+    """Insert ``new_stmts`` at ``index``, on the line of ``where`` (default: the statement they precede)."""
+    where = where or stmts[index]
     for stmt in new_stmts:
         for node in ast.walk(stmt):
             if "lineno" in node._attributes:
@@ -164,6 +205,8 @@ def compile_patched(source: str, filename: str, patches: Iterable[Patch]) -> dic
         except LookupError as exc:
             raise PatchError(func_patches[0], str(exc)) from None
         anchor_lines = [_locate_anchor(lines, func, p) for p in func_patches]
+        if all(p.at == "verify" for p in func_patches):
+            continue  # found the anchors; the function itself stays torch's own
         inserted: set[int] = set()  # our own statements share the anchor's line number: skip them
         for patch, line in zip(func_patches, anchor_lines):
             _insert(func, patch, line, inserted)

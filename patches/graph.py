@@ -1,27 +1,34 @@
 """torch/_inductor/graph.py and ir.py: lowering, where inlining is decided."""
 
+from . import per_version
+
+# run_node assigns the FX node as the result's origin after its realize heuristics: 2.10 moved that
+# into ir.assign_origin_node(result, n), 2.9 does it inline under this test.
+_ORIGIN_NODE = {
+    ">=2.10": dict(anchor="assign_origin_node(result, n)"),
+    "<2.10": dict(anchor="if isinstance(result, TensorBox) and isinstance(result.data, ir.StorageBox):"),
+}
+
 PATCHES = [
-    dict(
+    *per_version(dict(
         slug="no-inline-realize",
         target="torch._inductor.graph",
         qualname="GraphLowering.run_node",
-        anchor="assign_origin_node(result, n)",
         at="before",
         code="if __inductor_ablate__.on('no_inline'): __inductor_ablate__.realize_node_outputs(n, result)",
         flag="no_inline",
         why="an unrealized buffer is inlined into its consumers; realize every FX node's outputs after lowering",
-    ),
-    dict(
+    ), _ORIGIN_NODE),
+    *per_version(dict(
         slug="census-fx-node",
         target="torch._inductor.graph",
         qualname="GraphLowering.run_node",
-        anchor="assign_origin_node(result, n)",
         at="before",
         code="if __inductor_ablate__.recording(): "
              "__inductor_ablate__.record_fx_node(n, [b.get_name() for b in self.buffers[buffer_watermark:]])",
         flag="census",
         why="records each post-grad FX op lowered and the buffers its lowering created, for inductor_ablate.census",
-    ),
+    ), _ORIGIN_NODE),
     dict(
         slug="no-inline-zero-read",
         target="torch._inductor.ir",

@@ -1,19 +1,28 @@
 """torch/_inductor/scheduler.py: grouping that happens outside can_fuse, a correctness fix, census records."""
 
+from . import per_version
+
 PATCHES = [
-    dict(
+    # Inductor bug: recomputing a node's body (C++ fusion of nodes with different loop ranges) re-reads
+    # its dependencies from the body and drops the renames to a mutated buffer, so a reader of an
+    # in-place result can be scheduled before the mutation (docs/correctness.md).  2.12-2.14 re-apply
+    # the renames only when the node has fake deps; 2.15 fixed it (the verify entry checks that).
+    *per_version(dict(
         slug="fix-mutation-renames",
         target="torch._inductor.scheduler",
         qualname="SchedulerNode.recompute_size_and_body",
-        anchor="if fake_deps:",
-        at="before",
-        code="if __inductor_ablate__.ablating(): self.set_read_writes(self.read_writes.rename(self.mutation_renames))",
+        code="if __inductor_ablate__.ablating(): "
+             "self.set_read_writes(self.read_writes.rename(self.mutation_renames))",
         flag="any switch",
-        why="Inductor bug: recomputing a node's body (C++ fusion of nodes with different loop ranges) re-reads "
-            "its dependencies from the body and drops the renames to a mutated buffer unless the node has "
-            "fake deps, so a reader of an in-place result can be scheduled before the mutation; "
-            "re-apply the renames (see docs/correctness.md)",
-    ),
+        why="Inductor bug: a node whose body is recomputed loses the renames to a buffer mutated before it "
+            "and can be scheduled before the mutation; re-apply them (see docs/correctness.md)",
+    ), {
+        "<2.12": dict(anchor="self._compute_attrs(", at="after"),
+        ">=2.12,<2.15": dict(anchor="if fake_deps:", at="before"),
+        ">=2.15": dict(anchor="if fake_deps or self.mutation_renames:", at="verify", code="",
+                       why="fixed upstream in torch 2.15 (renames re-applied whenever the node has any): "
+                           "checked, not patched"),
+    }),
     dict(
         slug="no-fuse-foreach",
         target="torch._inductor.scheduler",

@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-from inductor_ablate.patcher import Patch, PatchError, compile_patched, resolve_function
+from inductor_ablate.patcher import Patch, PatchError, compile_patched, resolve_function, version_in_range
 
 SOURCE = '''\
 from __future__ import annotations
@@ -122,7 +122,9 @@ def test_inserted_code_error_points_at_anchor_line(tmp_path):
 
 def test_bad_definitions_fail_loudly():
     with pytest.raises(ValueError, match="at="):
-        make(at="after")
+        make(at="around")
+    with pytest.raises(ValueError, match="version range"):
+        make(torch="2.10")
     with pytest.raises(SyntaxError):
         make(code="if :")
     with pytest.raises(ValueError, match="unknown fields"):
@@ -152,3 +154,36 @@ def test_disk_cache_keys_on_the_path(tmp_path, monkeypatch):
     second = cached_compile(SOURCE.encode(), "/install/two/choices.py", [make()], salt="t")
     assert first["Choices.can_fuse"].co_filename == "/install/one/choices.py"
     assert second["Choices.can_fuse"].co_filename == "/install/two/choices.py"
+
+
+def test_after_inserts_behind_the_anchor_statement():
+    module = load()
+    seen = []
+    apply(module, [make(slug="a", qualname="helper", anchor="b = a + 1", at="after", code="HOOK(b)")],
+          hook=seen.append)
+    with pytest.raises(ZeroDivisionError):
+        module.helper(1)
+    assert seen == [2]  # ran after b was bound, before the division
+
+
+def test_verify_inserts_nothing_but_needs_its_anchor():
+    assert compile_patched(SOURCE, "/fake/choices.py", [make(at="verify", code="", anchor="total > score")]) == {}
+    with pytest.raises(PatchError, match="found 0 times"):
+        compile_patched(SOURCE, "/fake/choices.py", [make(at="verify", code="", anchor="fixed upstream")])
+
+
+@pytest.mark.parametrize("version, spec, expected", [
+    ("2.13.0+cpu", "", True), ("2.13.0+cpu", ">=2.12,<2.15", True), ("2.15.0+cu132", ">=2.12,<2.15", False),
+    ("2.9.1", "<2.10", True), ("2.10.0a0+git1234", "<2.10", False), ("2.10.0a0+git1234", ">=2.10", True),
+    ("2.12", "==2.12.0", True), ("3.0.0", ">2.15", True),
+])
+def test_version_ranges(version, spec, expected):
+    assert version_in_range(version, spec) is expected
+
+
+def test_every_patch_has_one_definition_per_supported_torch():
+    from inductor_ablate.importhook import SLUGS, definitions_for
+
+    for version in ("2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0"):
+        chosen, missing = definitions_for(version)
+        assert missing == [] and sorted(p.slug for p in chosen) == sorted(SLUGS), version

@@ -1,0 +1,40 @@
+"""Property: on random small programs (inductor_ablate.random_programs), every switch and every fusion
+kind taken out alone leaves results and gradients equal to eager within the dtype's tolerance, and
+under ONE_KERNEL_PER_OP no kernel holds two ops.
+
+CI runs a few examples per configuration (about 50 in all).  A long run:
+    INDUCTOR_ABLATE_FUZZ_EXAMPLES=120 python -m pytest -q tests/test_random_programs.py   # per config
+and on a GPU:  INDUCTOR_ABLATE_FUZZ_DEVICE=cuda ...  (results in docs/correctness.md)
+"""
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+
+import inductor_ablate
+from inductor_ablate.kernel_census import recording, summarize
+from inductor_ablate.random_programs import TOLERANCE, max_error, run, specs
+from inductor_ablate.regressions import switch_configs
+
+DEVICE = os.environ.get("INDUCTOR_ABLATE_FUZZ_DEVICE", "cpu")
+EXAMPLES = int(os.environ.get("INDUCTOR_ABLATE_FUZZ_EXAMPLES", "3"))
+CONFIGS = switch_configs(DEVICE)
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+@settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(spec=specs())
+def test_random_program_matches_eager(ablate, config, spec):
+    fn, args = spec.build()
+    args = [a.to(DEVICE) for a in args]
+    expected = run(fn, args, spec.backward)
+    torch._dynamo.reset()
+    with ablate.config.patch(**CONFIGS[config]), recording() as sink:
+        got = run(torch.compile(fn), args, spec.backward)
+    error = max_error(got, expected)
+    assert error <= TOLERANCE[spec.dtype], f"{config}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source()}"
+    if config == "one-kernel-per-op":
+        inductor_ablate.assert_one_op_per_kernel(summarize(sink))
