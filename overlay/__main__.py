@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import runpy
 import sys
+import traceback
+
+from .errors import OneLineParser, UsageError, exit_with
 
 
 def _add_switch_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("switches (also read from INDUCTOR_* variables)")
     g.add_argument("--no-fuse", nargs="?", const="1", default=None, metavar="KINDS",
-                   help="veto fusion: every kind, or a comma list of kinds (see `list`)")
+                   help="veto fusion: every kind; --no-fuse=KINDS for a comma list of kinds (see `list`)")
     g.add_argument("--no-inline", action="store_true", help="realize every FX node's outputs")
     g.add_argument("--flush-every-node", action="store_true", help="one C++ function per scheduler node")
     g.add_argument("--one-kernel-per-op", action="store_true", help="all three")
@@ -31,13 +35,45 @@ def _apply_switch_options(args) -> None:
     os.environ.update(switches.to_environ(config.values()))
 
 
-def _run_target(args) -> None:
-    sys.argv = [args.target, *args.args]
+def _check_target(args) -> None:
+    """A missing script or module is bad input (one line), found before anything runs."""
     if args.module:
-        runpy.run_module(args.target, run_name="__main__", alter_sys=True)
-    else:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(args.target)))
-        runpy.run_path(args.target, run_name="__main__")
+        try:
+            found = importlib.util.find_spec(args.target) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise UsageError(f"no module named {args.target!r}")
+    elif not os.path.isfile(args.target):
+        raise UsageError(f"can't open file {os.path.abspath(args.target)!r}: no such file")
+
+
+_OUR_FRAMES = (os.path.dirname(os.path.abspath(__file__)), getattr(runpy, "__file__", "") or "<frozen runpy>",
+               "<frozen runpy>")
+
+
+def _run_target(args) -> int:
+    """Run the script or module as ``python`` would, and return the exit status it would give:
+    its own traceback (our frames left out) and 1 if it raises, its code if it calls sys.exit."""
+    sys.argv = [args.target, *args.args]
+    try:
+        if args.module:
+            runpy.run_module(args.target, run_name="__main__", alter_sys=True)
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(args.target)))
+            runpy.run_path(args.target, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except BaseException as exc:  # the script's own error: show it as python would, then report
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_OUR_FRAMES):
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 1
+    return 0
 
 
 def cmd_status(args) -> int:
@@ -74,47 +110,79 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     _apply_switch_options(args)
-    _run_target(args)
-    return 0
+    _check_target(args)
+    return _run_target(args)
 
 
 def cmd_census(args) -> int:
     from .kernel_census import recording, summarize
 
     _apply_switch_options(args)
+    _check_target(args)
     with recording() as sink:
-        _run_target(args)
-    print(summarize(sink).table())
-    return 0
+        status = _run_target(args)
+    print(summarize(sink).table())  # what was compiled, even if the script failed later
+    return status
+
+
+def _bare_no_fuse(argv: list[str]) -> list[str]:
+    """``--no-fuse script.py`` means every kind: only ``--no-fuse=KINDS`` takes a list, so a bare
+    flag never swallows the target.  Options after the target belong to the script."""
+    out, command_args = [], True
+    for i, arg in enumerate(argv):
+        if command_args and i > 0 and not arg.startswith("-"):
+            command_args = False  # the target: the rest is the script's
+        out.append("--no-fuse=1" if command_args and arg == "--no-fuse" else arg)
+    return out
+
+
+COMMANDS = ("status", "list", "run", "census", "bench", "merge")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m inductor_ablate", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        exit_with(exc)
+
+
+def _main(argv) -> int:
+    from . import importhook
+
+    if importhook.deferred_error() is not None:  # a bad INDUCTOR_* value, seen by the start-up hook
+        raise importhook.deferred_error()
+    parser = OneLineParser(prog="python -m inductor_ablate", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     sub.add_parser("status", help="torch version, every patch and whether it applied, active switches")
     sub.add_parser("list", help="every switch and fusion kind, and whether it applies here")
     for name, help_text in (("run", "run a script with switches on (like `coverage run`)"),
                             ("census", "run a script and print every kernel Inductor generated, with its ops")):
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(name, help=help_text, prog=f"python -m inductor_ablate {name}")
         _add_switch_options(p)
         p.add_argument("-m", dest="module", action="store_true", help="target is a module name")
         p.add_argument("target")
         p.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("bench", add_help=False, help="the ablation study (see `bench --help`)")
     sub.add_parser("merge", add_help=False, help="join bench results files (shards) into one report")
-    argv = sys.argv[1:] if argv is None else argv
     if argv[:1] in (["bench"], ["merge"]):  # these parse their own options
         from .bench.cli import main as bench_main
 
         return bench_main(argv)
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        parser.error(f"unknown option {argv[0]!r} before the command; commands: {', '.join(COMMANDS)}")
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        parser.error(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
+    argv = _bare_no_fuse(argv)
+    if argv and argv[0] in ("run", "census"):  # argparse would blame the missing target instead
+        options = sub.choices[argv[0]]._option_string_actions
+        for arg in argv[1:]:
+            if not arg.startswith("-"):
+                break
+            if arg.split("=", 1)[0] not in options:
+                sub.choices[argv[0]].error(f"unrecognized option {arg!r}")
     args = parser.parse_args(argv)
-    from .switches import SwitchValueError
-
-    try:
-        return {"status": cmd_status, "list": cmd_list, "run": cmd_run, "census": cmd_census}[args.command](args)
-    except SwitchValueError as exc:
-        print(f"inductor_ablate: error: {exc}", file=sys.stderr)
-        return 2
+    return {"status": cmd_status, "list": cmd_list, "run": cmd_run, "census": cmd_census}[args.command](args)
 
 
 if __name__ == "__main__":

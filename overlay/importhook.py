@@ -16,6 +16,7 @@ import threading
 import warnings
 
 from . import runtime, switches
+from .errors import UsageError, exit_with
 from .config import config
 from .patcher import HOOKS_NAME, Patch, PatchError, cached_compile, resolve_function
 
@@ -26,8 +27,8 @@ class InductorAblateWarning(UserWarning):
     """A patch could not be applied; the module it targets stays stock."""
 
 
-class OverlayError(RuntimeError):
-    """Raised instead of the warning under INDUCTOR_ABLATE_STRICT=1."""
+class OverlayError(RuntimeError, UsageError):
+    """Raised instead of the warning under INDUCTOR_ABLATE_STRICT=1, after every patch is undone."""
 
 
 def _load_definitions() -> list[Patch]:
@@ -132,8 +133,9 @@ def patch_module(module) -> bool:
             msg = (f"cannot patch {name} on torch {torch_version()}: "
                    f"{'patch ' + repr(failed) + ': ' if failed else ''}{reason}. "
                    f"Patches {slugs} are not applied; this module stays stock.")
-            if _state["strict"]:
-                raise OverlayError(msg + f" ({switches.STRICT_ENV}=1)") from exc
+            if _state["strict"]:  # undo every patch: never leave torch half-patched
+                _restore_all(keep_report=True)
+                raise OverlayError(msg + f" ({switches.STRICT_ENV}=1; every patch undone)") from exc
             warnings.warn(f"inductor_ablate: {msg}", InductorAblateWarning, stacklevel=2)
             return False
         module.__dict__[HOOKS_NAME] = runtime
@@ -157,7 +159,10 @@ class _PatchingLoader:
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        patch_module(module)
+        try:
+            patch_module(module)
+        except OverlayError as exc:  # strict, inside someone's import: one line, exit 2
+            exit_with(exc)
 
     def __getattr__(self, name):  # get_source, get_filename, ... for inspect and linecache
         return getattr(self._loader, name)
@@ -169,7 +174,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path, target=None):
         if fullname == "torch._inductor" and _state["deferred_error"] is not None:
-            raise _state["deferred_error"]
+            exit_with(_state["deferred_error"])  # a bad INDUCTOR_* value: one line, exit 2
         if fullname not in TARGETS:
             return None
         busy = self._busy.__dict__.setdefault("names", set())
@@ -235,8 +240,7 @@ def import_targets() -> None:
                 _state["report"][p.slug] = ("failed", f"import failed: {exc!r}")
 
 
-def uninstall() -> None:
-    """Restore every patched function's original code and remove the import hook."""
+def _restore_all(keep_report: bool) -> None:
     with _lock:
         if _finder in sys.meta_path:
             sys.meta_path.remove(_finder)
@@ -244,8 +248,14 @@ def uninstall() -> None:
             func.__code__ = code
         _state["originals"].clear()
         for slug in SLUGS:
-            _state["report"][slug] = ("pending", "overlay uninstalled")
+            if not (keep_report and _state["report"][slug][0] == "failed"):
+                _state["report"][slug] = ("pending", "overlay uninstalled")
         _state["installed"] = False
+
+
+def uninstall() -> None:
+    """Restore every patched function's original code and remove the import hook."""
+    _restore_all(keep_report=False)
 
 
 def report() -> list[dict]:
@@ -257,6 +267,11 @@ def report() -> list[dict]:
         rows.append(dict(slug=slug, target=p.target, qualname=p.qualname, flag=p.flag, at=p.at, torch=p.torch,
                          state=_state["report"][slug][0], reason=_state["report"][slug][1], why=p.why))
     return rows
+
+
+def deferred_error():
+    """The bad INDUCTOR_* value the start-up hook saw (a SwitchValueError), or None."""
+    return _state["deferred_error"]
 
 
 def is_installed() -> bool:

@@ -59,6 +59,16 @@ def _tiled_index_put_accumulate(device):
                 torch.tensor([4, 3, 2, 1, 0], device=device))
 
 
+def _index_put_own_values(device):
+    """Stock bug 3: ``v.clone().index_put_(idx, v)``: the reinplace pass drops the clone, and the
+    scatter then overwrites the values it reads before it has read them all (found by the property test)."""
+    def fn(x, rows, perm):
+        v = x * 2
+        return v.clone().index_put_((rows[:, None], perm), v)
+    return fn, (torch.arange(2.0, device=device).reshape(1, 2), torch.arange(1, device=device),
+                torch.tensor([1, 0], device=device))
+
+
 REGRESSIONS = {
     "issue10_gradient": Regression(_issue10_gradient, True, None,
                                    "roll, cat, index_select, maximum, transposed copy; gradients"),
@@ -66,6 +76,8 @@ REGRESSIONS = {
                                        "a read of an index_put_ result ordered before the index_put_"),
     "tiled_index_put_accumulate": Regression(_tiled_index_put_accumulate, False, "fix-tile2d-atomic-index",
                                              "an accumulating index_put_ in a 2-D tiled C++ kernel"),
+    "index_put_own_values": Regression(_index_put_own_values, False, "fix-index-put-self-values",
+                                       "index_put_ of a tensor's own values into (what was) its clone"),
 }
 
 

@@ -83,6 +83,31 @@ def tile2d_index_transformed(kernel, expr) -> bool:
     return kernel.inner_itervar() in getattr(expr, "free_symbols", ())
 
 
+def _buffer_name(x):
+    """The buffer behind a TensorBox, a view of one, or a StorageBox; None if not realized."""
+    from torch._inductor import ir
+
+    if isinstance(x, ir.TensorBox):
+        x = x.data
+    if isinstance(x, ir.BaseView):
+        x = x.unwrap_view()
+    if isinstance(x, ir.StorageBox):
+        x = x.data
+    return x.get_name() if isinstance(x, ir.Buffer) else None
+
+
+def copy_if_reads(target, values):
+    """``values`` for an index_put_ into ``target``: a fresh copy if they are (a view of) its buffer
+    or read it (a ComputedBuffer's read names are its inputs, not itself: check both)."""
+    from torch._inductor import lowering
+
+    name = _buffer_name(target)
+    if name is not None and (_buffer_name(values) == name or name in values.get_read_names()):
+        values = lowering.clone(values)
+        values.realize()
+    return values
+
+
 def realize_node_outputs(node, result) -> None:
     """NO_INLINE: materialize every tensor an FX call_function node produced (views stay views)."""
     if node.op != "call_function":

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from .errors import UsageError
+
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off", "")
 
@@ -58,7 +60,7 @@ STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
 DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
 
 
-class SwitchValueError(ValueError):
+class SwitchValueError(ValueError, UsageError):
     """An unknown value for a switch; raised before anything is compiled."""
 
 

@@ -12,7 +12,8 @@ import time
 from . import report
 from .configs import describe, resolve
 from .models import load_suite
-from .runner import cell_key, load_results, plan, run_matrix, save_results
+from ..errors import OneLineParser, UsageError, exit_with
+from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results
 
 
 def _device_default() -> str:
@@ -53,7 +54,7 @@ def _emit(cells, args) -> None:
 
 
 def bench_main(argv) -> int:
-    p = argparse.ArgumentParser(prog="python -m inductor_ablate bench",
+    p = OneLineParser(prog="python -m inductor_ablate bench",
                                 description="The ablation study: speedup over eager per config, kernel counts, "
                                             "accuracy checked; every cell in a fresh process.")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
@@ -82,13 +83,15 @@ def bench_main(argv) -> int:
     models = args.models.split(",") if args.models else list(suite)
     unknown = [m for m in models if m not in suite]
     if unknown:
-        p.error(f"unknown model(s) {unknown}; suite {args.suite!r} has {', '.join(suite)}")
+        raise UsageError(f"unknown model(s) {', '.join(unknown)}; suite {args.suite!r} has {', '.join(suite)}")
     configs = resolve(args.configs)
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
     if args.fresh and os.path.exists(path):
         os.remove(path)
+    check_writable(path)
+    load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
     import torch
 
     meta = dict(torch=torch.__version__, python=platform.python_version(), machine=platform.node(),
@@ -116,14 +119,15 @@ def bench_main(argv) -> int:
 
 
 def merge_main(argv) -> int:
-    p = argparse.ArgumentParser(prog="python -m inductor_ablate merge", description="join results files (shards) into one report")
+    p = OneLineParser(prog="python -m inductor_ablate merge", description="join results files (shards) into one report")
     p.add_argument("inputs", nargs="+")
     p.add_argument("--json", required=True, help="merged results file to write")
     _add_report_options(p)
     args = p.parse_args(argv)
     merged = report.merge(args.inputs)
+    check_writable(args.json)
     with open(args.json, "w") as f:
-        json.dump(merged, f, indent=1, default=str)
+        json.dump({"format": RESULTS_FORMAT, **merged}, f, indent=1, default=str)
     _emit(merged["cells"], args)
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
     return 0
@@ -131,4 +135,7 @@ def merge_main(argv) -> int:
 
 def main(argv) -> int:
     command, rest = argv[0], argv[1:]
-    return bench_main(rest) if command == "bench" else merge_main(rest)
+    try:
+        return bench_main(rest) if command == "bench" else merge_main(rest)
+    except UsageError as exc:
+        exit_with(exc)

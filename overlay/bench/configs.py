@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..errors import UsageError
 from ..switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS
 
 
@@ -106,7 +107,7 @@ def resolve(spec: str | None) -> list[str]:
         item = item.strip()
         for name in GROUPS.get(item, [item]):
             if name not in CONFIGS:
-                raise SystemExit(f"unknown config {name!r}; configs: {', '.join(CONFIGS)}; groups: {', '.join(GROUPS)}")
+                raise UsageError(f"unknown config {name!r}; configs: {', '.join(CONFIGS)}; groups: {', '.join(GROUPS)}")
             if name not in names:
                 names.append(name)
     if "all" not in names:

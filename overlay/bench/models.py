@@ -10,6 +10,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import UsageError
+
 
 def _size(device, cpu, gpu):
     return gpu if device.startswith("cuda") else cpu
@@ -194,10 +196,13 @@ def load_suite(name: str) -> dict:
     """A suite by name, or ``package.module:function`` returning {name: builder}."""
     if ":" in name:
         module, attr = name.split(":", 1)
-        return getattr(importlib.import_module(module), attr)()
+        try:
+            return getattr(importlib.import_module(module), attr)()
+        except (ImportError, AttributeError) as exc:
+            raise UsageError(f"suite {name!r}: {exc}") from None
     if name not in SUITES:
-        raise SystemExit(f"unknown suite {name!r}; suites: {', '.join(SUITES)} or module:function")
+        raise UsageError(f"unknown suite {name!r}; suites: {', '.join(SUITES)} or module:function")
     try:
         return SUITES[name]()
     except ImportError as exc:
-        raise SystemExit(f"suite {name!r} needs a package that is not installed: {exc}") from None
+        raise UsageError(f"suite {name!r} needs a package that is not installed: {exc}") from None

@@ -6,7 +6,7 @@ import json
 import math
 
 from .configs import CONFIGS, GROUPS
-from .runner import cell_key
+from .runner import cell_key, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "status", "speedup", "baseline", "speedup_pooled",
               "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
@@ -176,8 +176,7 @@ def merge(paths: list[str]) -> dict:
     """Join results files (e.g. shards); a cell present twice keeps the one that ran ok."""
     cells, metas = {}, []
     for path in paths:
-        with open(path) as f:
-            data = json.load(f)
+        data = read_results_file(path)
         metas.append(data.get("meta", {}))
         for c in data.get("cells", []):
             key = cell_key(c)

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 
+from ..errors import UsageError
 from .configs import CONFIGS
 
 KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
@@ -33,19 +34,57 @@ def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtyp
     return [c for i, c in enumerate(cells) if i % n == k - 1]
 
 
+#: Written into every results file; a file from a newer format is refused, not misread.
+RESULTS_FORMAT = 1
+
+
+def read_results_file(path: str) -> dict:
+    """A results file's ``{"meta", "cells"}``, checked; a UsageError naming the file otherwise."""
+    hint = "--fresh starts over, or choose another --json path"
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"results file {path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"results file {path}: cannot read it ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"results file {path} is not JSON ({exc}); {hint}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise UsageError(f"results file {path} is not an inductor_ablate results file (no 'cells' list); {hint}")
+    if data.get("format", RESULTS_FORMAT) > RESULTS_FORMAT:
+        raise UsageError(f"results file {path} was written by a newer inductor_ablate (format {data['format']}; "
+                         f"this one reads {RESULTS_FORMAT}): upgrade, or {hint}")
+    for i, cell in enumerate(data["cells"]):
+        lacking = [k for k in (*KEY_FIELDS, "status") if not isinstance(cell, dict) or k not in cell]
+        if lacking:
+            raise UsageError(f"results file {path}: cell {i} lacks {', '.join(lacking)} (written by an older or "
+                             f"different tool?); {hint}")
+    return data
+
+
 def load_results(path: str | None) -> dict:
     if not path or not os.path.exists(path):
         return {}
-    with open(path) as f:
-        data = json.load(f)
-    return {cell_key(r): r for r in data.get("cells", [])}
+    return {cell_key(r): r for r in read_results_file(path)["cells"]}
+
+
+def check_writable(path: str) -> None:
+    """Fail before any setup, not after the first cell, when the results file cannot be written."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path + ".tmp", "a"):
+            pass
+        os.remove(path + ".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write results file {path}: {exc.strerror}; choose another --json path") from None
 
 
 def save_results(path: str, rows: dict, meta: dict) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"meta": meta, "cells": list(rows.values())}, f, indent=1, default=str)
+        json.dump({"format": RESULTS_FORMAT, "meta": meta, "cells": list(rows.values())}, f, indent=1, default=str)
     os.replace(tmp, path)
 
 
