@@ -1,0 +1,180 @@
+"""Every bad input: one line on stderr naming the problem, exit status 2, no traceback of ours, and
+nothing half-done (no cell run, no file written, no half-patched torch).  One test per case."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import clean_env, run_py
+
+SCRIPT = "import torch\nprint('RAN', torch.compile(lambda x: x.sin() + 1)(torch.ones(2)).tolist())\n"
+
+
+def cli(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", *args], env=env or clean_env(), cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def assert_one_line_error(proc, *pieces):
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert len(lines) == 1 and lines[0].startswith("inductor_ablate: error: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for piece in pieces:
+        assert piece in lines[0], (piece, lines[0])
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "user_script.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+@pytest.mark.parametrize("value", ["maybe", "vertical,bogus"])
+def test_bad_switch_value_in_front_of_an_unchanged_script(script, value):
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(INDUCTOR_NO_FUSE=value),
+                          capture_output=True, text=True, timeout=600)
+    assert_one_line_error(proc, f"INDUCTOR_NO_FUSE={value!r} is not valid", "vertical, horizontal")
+    assert "RAN" not in proc.stdout
+
+
+def test_bad_strict_value():
+    proc = run_py("import torch._inductor", env=clean_env(INDUCTOR_ABLATE_STRICT="sometimes"), check=False)
+    assert_one_line_error(proc, "INDUCTOR_ABLATE_STRICT='sometimes'")
+
+
+def test_status_with_a_bad_switch_value_says_so_instead_of_marking_patches_failed():
+    assert_one_line_error(cli("status", env=clean_env(INDUCTOR_NO_FUSE="maybe")), "INDUCTOR_NO_FUSE='maybe'")
+
+
+@pytest.mark.parametrize("content, piece", [("", "is not JSON"), ("{not json", "is not JSON"),
+                                            ('{"cells": [{"model": "m"}]}', "cell 0 lacks suite"),
+                                            ('{"format": 99, "cells": []}', "newer inductor_ablate (format 99")])
+def test_bench_refuses_a_damaged_or_foreign_results_file_before_any_cell(tmp_path, content, piece):
+    path = tmp_path / "results.json"
+    path.write_text(content)
+    proc = cli("bench", "--json", str(path), "--models", "pointwise_chain", "--configs", "no-fusion",
+               "--no-progress")
+    assert_one_line_error(proc, str(path), piece)
+    assert path.read_text() == content  # untouched
+
+
+def test_bench_accepts_a_results_file_without_a_format_field(tmp_path):
+    """Files written before the format field (e.g. docs/data/*.json) have every cell field: read them."""
+    from inductor_ablate.bench.runner import load_results
+
+    path = tmp_path / "old.json"
+    cell = dict(suite="embedded", model="m", config="all", device="cpu", dtype="float32", mode="inference", status="ok")
+    path.write_text(json.dumps({"meta": {}, "cells": [cell]}))
+    assert len(load_results(str(path))) == 1
+
+
+@pytest.mark.parametrize("name, content", [("missing.json", None), ("garbage.json", "garbage")])
+def test_merge_names_the_bad_file(tmp_path, name, content):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    out = tmp_path / "merged.json"
+    assert_one_line_error(cli("merge", str(path), "--json", str(out)), str(path))
+    assert not out.exists()
+
+
+def test_bench_where_results_cannot_be_written_fails_before_setup(tmp_path):
+    (tmp_path / "results").write_text("a file where the results folder should be")  # root ignores chmod
+    proc = cli("bench", "--models", "pointwise_chain", "--configs", "no-fusion", "--no-progress", cwd=tmp_path)
+    assert_one_line_error(proc, "cannot write results file results/", "--json")
+
+
+@pytest.mark.parametrize("args, piece", [
+    (["run", "missing.py"], "can't open file"), (["census", "missing.py"], "can't open file"),
+    (["run", "-m", "missing_module"], "no module named 'missing_module'"),
+    (["census", "-m", "missing_package.sub"], "no module named 'missing_package.sub'"),
+])
+def test_missing_target(tmp_path, args, piece):
+    assert_one_line_error(cli(*args, cwd=tmp_path), piece)
+
+
+def test_a_script_that_raises_shows_its_own_traceback_and_census_still_reports(tmp_path):
+    script = tmp_path / "raises.py"
+    script.write_text(SCRIPT + "raise ValueError('boom from the script')\n")
+    proc = cli("census", str(script))
+    assert proc.returncode == 1, proc.stderr
+    assert "cpp_fused_add_sin_0" in proc.stdout and "1 kernels" in proc.stdout  # compiled before the raise
+    assert proc.stderr.startswith("Traceback") and "ValueError: boom from the script" in proc.stderr
+    assert str(script) in proc.stderr and "inductor_ablate" not in proc.stderr and "runpy" not in proc.stderr
+
+
+def test_a_script_exit_code_is_kept(tmp_path):
+    script = tmp_path / "exits.py"
+    script.write_text("import sys; sys.exit(3)\n")
+    assert cli("run", str(script)).returncode == 3
+
+
+@pytest.mark.parametrize("args, piece", [
+    (["--bogus"], "unknown option '--bogus'"), (["frobnicate"], "unknown command 'frobnicate'"),
+    (["census", "--bogus"], "census: unrecognized option '--bogus'"),
+    (["run", "--bogus", "x.py"], "run: unrecognized option '--bogus'"),
+    (["bench", "--configs", "nosuchconfig"], "unknown config 'nosuchconfig'"),
+    (["bench", "--models", "nosuchmodel"], "unknown model(s) nosuchmodel"),
+    (["bench", "--suite", "nosuchsuite"], "unknown suite 'nosuchsuite'"),
+    (["bench", "--bogus"], "bench: unrecognized arguments: --bogus"),
+    (["bench", "--shard", "3/2"], "--shard '3/2'"),
+])
+def test_bad_command_line(tmp_path, args, piece):
+    proc = cli(*args, cwd=tmp_path)
+    assert_one_line_error(proc, piece)
+    assert not (tmp_path / "results").exists()
+
+
+def test_bare_no_fuse_means_every_kind_and_leaves_the_target_alone(script):
+    script.write_text(SCRIPT + "import inductor_ablate; print('KINDS', len(inductor_ablate.config.effective()['no_fuse']))\n")
+    proc = cli("run", "--no-fuse", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert "RAN" in proc.stdout and "KINDS 10" in proc.stdout
+
+
+def test_unknown_switch_in_config_patch_names_it():
+    import inductor_ablate
+
+    with pytest.raises(AttributeError, match="no switch 'no_fusion'; switches: no_fuse"):
+        inductor_ablate.config.patch(no_fusion=True)
+
+
+ADD_BROKEN_PATCH = """
+    import importlib, sys, torch, inductor_ablate
+    from inductor_ablate import importhook
+    from inductor_ablate.patcher import Patch
+    bad = Patch.from_dict(dict(slug="moved-anchor", target="torch._inductor.scheduler",
+                               qualname="Scheduler.create_foreach_nodes", anchor="not in torch",
+                               at="start", code="pass", flag="no_fuse"))
+    def add_broken_patch():
+        importhook.PATCHES.append(bad); importhook.TARGETS[bad.target].append(bad); importhook.SLUGS.append(bad.slug)
+        importhook._state["report"][bad.slug] = ("pending", "")
+"""
+
+
+def test_strict_failure_inside_an_import_is_one_line():
+    proc = run_py(ADD_BROKEN_PATCH + "    add_broken_patch()\n    import torch._inductor.choices\n",
+                  env=clean_env(INDUCTOR_ABLATE_STRICT="1"), check=False)
+    assert_one_line_error(proc, "moved-anchor", "INDUCTOR_ABLATE_STRICT=1", "every patch undone")
+
+
+def test_strict_failure_undoes_every_patch():
+    proc = run_py(ADD_BROKEN_PATCH + """
+    import torch._inductor.choices, torch._inductor.scheduler  # every patch applied
+    assert "__inductor_ablate__" in torch._inductor.choices.InductorChoices.can_fuse.__code__.co_names
+    importhook._state["strict"] = True
+    add_broken_patch()
+    try:
+        importhook.patch_module(sys.modules["torch._inductor.scheduler"])
+    except inductor_ablate.OverlayError as exc:
+        print("RAISED", type(exc).__name__)
+    import torch._inductor.codegen.cpp  # patched before the failure or imported after it: stock now
+    hooked = [f for f in (torch._inductor.choices.InductorChoices.can_fuse,
+                          torch._inductor.codegen.cpp.CppScheduling.ready_to_flush)
+              if "__inductor_ablate__" in f.__code__.co_names]
+    print("HOOKED", hooked, "INSTALLED", inductor_ablate.is_installed())
+    """, env=clean_env(INDUCTOR_NO_FUSE="1"))
+    assert "RAISED OverlayError" in proc.stdout and "HOOKED [] INSTALLED False" in proc.stdout, proc.stdout
