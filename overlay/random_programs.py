@@ -124,6 +124,7 @@ def run(fn, args, backward: bool) -> list:
     """Outputs, and with ``backward`` the gradients of the floating inputs (loss: mean of squares)."""
     args = [a.detach().clone().requires_grad_(backward and a.is_floating_point()) for a in args]
     outs = fn(*args)
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
     values = [o.detach() for o in outs]
     if backward:
         float_args = [a for a in args if a.requires_grad]

@@ -1,30 +1,24 @@
 """No wrong answer under any switch: the programs that once computed one (inductor_ablate.regressions),
-under every switch and every fusion kind taken out alone, against eager, gradients included."""
+under every switch and every fusion kind taken out alone, against eager, gradients included.
+INDUCTOR_ABLATE_TEST_DEVICE=cuda runs them on a GPU (as on the H200, see docs/correctness.md)."""
+import os
+
 import pytest
 import torch
 
 import inductor_ablate
+from inductor_ablate.random_programs import run
 from inductor_ablate.regressions import REGRESSIONS, switch_configs
 
-CONFIGS = switch_configs("cpu")
-
-
-def run(fn, args, backward):
-    """Outputs, and with ``backward`` the gradients of every floating input (loss: mean of squares)."""
-    args = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
-    out = fn(*args)
-    outs = out if isinstance(out, tuple) else (out,)
-    if not backward:
-        return [o.detach() for o in outs]
-    grads = torch.autograd.grad(sum(o.float().pow(2).mean() for o in outs), [a for a in args if a.requires_grad])
-    return [o.detach() for o in outs] + list(grads)
+DEVICE = os.environ.get("INDUCTOR_ABLATE_TEST_DEVICE", "cpu")
+CONFIGS = switch_configs(DEVICE)
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
 @pytest.mark.parametrize("name", list(REGRESSIONS))
 def test_regression_program_matches_eager(ablate, name, config):
     case = REGRESSIONS[name]
-    fn, args = case.build("cpu")
+    fn, args = case.build(DEVICE)
     expected = run(fn, args, case.backward)
     torch._dynamo.reset()
     with ablate.config.patch(**CONFIGS[config]):

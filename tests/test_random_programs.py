@@ -4,7 +4,7 @@ under ONE_KERNEL_PER_OP no kernel holds two ops.
 
 CI runs a few examples per configuration (about 50 in all).  A long run:
     INDUCTOR_ABLATE_FUZZ_EXAMPLES=120 python -m pytest -q tests/test_random_programs.py   # per config
-and on a GPU:  INDUCTOR_ABLATE_FUZZ_DEVICE=cuda ...  (results in docs/correctness.md)
+and on a GPU:  INDUCTOR_ABLATE_TEST_DEVICE=cuda ...  (results in docs/correctness.md)
 """
 import os
 
@@ -17,7 +17,7 @@ from inductor_ablate.kernel_census import recording, summarize
 from inductor_ablate.random_programs import TOLERANCE, max_error, run, specs
 from inductor_ablate.regressions import switch_configs
 
-DEVICE = os.environ.get("INDUCTOR_ABLATE_FUZZ_DEVICE", "cpu")
+DEVICE = os.environ.get("INDUCTOR_ABLATE_TEST_DEVICE", "cpu")
 EXAMPLES = int(os.environ.get("INDUCTOR_ABLATE_FUZZ_EXAMPLES", "3"))
 CONFIGS = switch_configs(DEVICE)
 
