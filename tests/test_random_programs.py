@@ -1,6 +1,9 @@
 """Property: on random small programs (inductor_ablate.random_programs), every switch and every fusion
 kind taken out alone leaves results and gradients equal to eager within the dtype's tolerance, and
-under ONE_KERNEL_PER_OP no kernel holds two ops.
+under ONE_KERNEL_PER_OP no kernel holds two ops.  A program that stock Inductor (every switch off)
+gets wrong as well is not the switch's doing: it is counted as a hypothesis event ("stock Inductor
+wrong too", shown by --hypothesis-show-statistics) and, with INDUCTOR_ABLATE_FUZZ_LOG=FILE, its source
+is appended there (docs/correctness.md lists what such runs found).
 
 CI runs a few examples per configuration (about 50 in all).  A long run:
     INDUCTOR_ABLATE_FUZZ_EXAMPLES=120 python -m pytest -q tests/test_random_programs.py   # per config
@@ -10,7 +13,7 @@ import os
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 
 import inductor_ablate
 from inductor_ablate.kernel_census import recording, summarize
@@ -35,6 +38,19 @@ def test_random_program_matches_eager(ablate, config, spec):
     with ablate.config.patch(**CONFIGS[config]), recording() as sink:
         got = run(torch.compile(fn), args, spec.backward)
     error = max_error(got, expected)
+    if error > TOLERANCE[spec.dtype] and stock_error(fn, args, spec, expected) > TOLERANCE[spec.dtype]:
+        event("stock Inductor wrong too")
+        if os.environ.get("INDUCTOR_ABLATE_FUZZ_LOG"):
+            with open(os.environ["INDUCTOR_ABLATE_FUZZ_LOG"], "a") as f:
+                f.write(f"# {DEVICE} {spec.dtype} backward={spec.backward} {config}: error {error:.3g}\n{spec.source()}\n")
+        return
     assert error <= TOLERANCE[spec.dtype], f"{config}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source()}"
-    if config == "one-kernel-per-op":
-        inductor_ablate.assert_one_op_per_kernel(summarize(sink))
+    census = summarize(sink)
+    if config == "one-kernel-per-op" and (census.kernels or census.externs):  # views only: nothing to check
+        inductor_ablate.assert_one_op_per_kernel(census)
+
+
+def stock_error(fn, args, spec, expected) -> float:
+    """The same program with every switch off."""
+    torch._dynamo.reset()
+    return max_error(run(torch.compile(fn), args, spec.backward), expected)
