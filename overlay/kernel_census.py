@@ -25,9 +25,14 @@ class Kernel:
     inlined: list[str]  # compute ops computed here that own no buffer (inlined into this kernel)
     ir_nodes: int  # Inductor IR nodes (buffers) computed inside
     graph: int  # which compiled graph (0, 1, ... in compile order; backward comes after forward)
+    copies_for: list[str] = dataclasses.field(default_factory=list)  # extern ops whose inputs it lays out
 
     def describe(self) -> str:
-        return f"{self.name} [{self.backend}]: {', '.join(self.ops) or '-'}"
+        return f"{self.name} [{self.backend}]: {self.ops_text()}"
+
+    def ops_text(self) -> str:
+        copies = f"(layout copy for {', '.join(self.copies_for)})" if self.copies_for else ""
+        return ", ".join(self.ops) or copies or "-"
 
 
 @dataclasses.dataclass
@@ -50,7 +55,7 @@ class Census:
     def table(self) -> str:
         rows = [("graph", "kind", "name", "ops")]
         for k in sorted(self.kernels + self.externs, key=lambda k: k.graph):
-            rows.append((str(k.graph), k.backend, k.name, ", ".join(k.ops) or "-"))
+            rows.append((str(k.graph), k.backend, k.name, k.ops_text()))
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
         lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
@@ -83,6 +88,7 @@ def summarize(records: list[dict], result=None) -> Census:
     """
     graph_index: dict[int, int] = {}
     creator: dict[tuple[int, str], object] = {}  # (graph, buffer name) -> FX node
+    copier: dict[tuple[int, str], object] = {}  # (graph, layout-copy buffer) -> the extern FX node it feeds
     creators: set[tuple[int, object]] = set()
     loop_nests = sum(rec["count"] for rec in records if rec["kind"] == "loop_nests")
     fused_nodes = sum(rec["count"] for rec in records if rec["kind"] == "fused_nodes")
@@ -91,6 +97,9 @@ def summarize(records: list[dict], result=None) -> Census:
         if rec["kind"] == "fx":
             for name in rec["created"]:
                 creator[(rec["graph"], name)] = rec["node"]
+                creators.add((rec["graph"], rec["node"]))
+            for name in rec.get("copies", ()):
+                copier[(rec["graph"], name)] = rec["node"]
                 creators.add((rec["graph"], rec["node"]))
     kernels, externs, fx_ops = [], [], 0
     for rec in records:
@@ -105,7 +114,9 @@ def summarize(records: list[dict], result=None) -> Census:
         k = Kernel(name=rec["name"], backend=rec["backend"], ops=[_op_name(o.target) for o in compute],
                    inlined=[o.name for o in compute if o not in owned],
                    views=[_op_name(o.target) for o in origins if _is_view(o.target)],
-                   nodes=[o.name for o in compute], ir_nodes=rec["ir_nodes"], graph=g)
+                   nodes=[o.name for o in compute], ir_nodes=rec["ir_nodes"], graph=g,
+                   copies_for=sorted({_op_name(copier[(rec["graph"], b)].target) for b in rec["writes"]
+                                      if (rec["graph"], b) in copier}))
         (externs if rec["kind"] == "extern" else kernels).append(k)
     return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index),
                   fused_nodes=fused_nodes, loop_nests=loop_nests, result=result)

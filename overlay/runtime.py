@@ -208,9 +208,16 @@ def record_scheduler_nodes(nodes) -> None:
     _recording.sink.append({"kind": "fused_nodes", "graph": id(V.graph), "count": count})
 
 
-def record_fx_node(node, created: list[str]) -> None:
-    """``created``: names of the buffers this node's lowering registered (to attribute kernels)."""
+def record_fx_node(node, buffers) -> None:
+    """``buffers``: those this node's lowering registered, to attribute kernels to it.  Where the
+    lowering is an extern call (conv, mm, a fallback), the computed buffers beside it are copies of
+    its inputs into the layout the library wants: recorded apart, they compute no op."""
+    from torch._inductor import ir
     from torch._inductor.virtualized import V
 
-    if node.op == "call_function":
-        _recording.sink.append({"kind": "fx", "graph": id(V.graph), "node": node, "created": created})
+    if node.op != "call_function":
+        return
+    extern = any(isinstance(b, ir.ExternKernel) for b in buffers)
+    copies = [b.get_name() for b in buffers if extern and isinstance(b, ir.ComputedBuffer)]
+    created = [b.get_name() for b in buffers if b.get_name() not in copies]
+    _recording.sink.append({"kind": "fx", "graph": id(V.graph), "node": node, "created": created, "copies": copies})

@@ -24,8 +24,7 @@ PATCHES = [
         target="torch._inductor.graph",
         qualname="GraphLowering.run_node",
         at="before",
-        code="if __inductor_ablate__.recording(): "
-             "__inductor_ablate__.record_fx_node(n, [b.get_name() for b in self.buffers[buffer_watermark:]])",
+        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_fx_node(n, self.buffers[buffer_watermark:])",
         flag="census",
         why="records each post-grad FX op lowered and the buffers its lowering created, for inductor_ablate.census",
     ), _ORIGIN_NODE),

@@ -107,6 +107,18 @@ class OneKernelPerOpTests(TestCase):
         self.assertFalse([f for f in names if "relu" in f and ("batch_norm" in f or "add" in f)], names)
         FileCheck().check("extern_kernels.convolution").check("cpp_fused_relu").check("cpp_fused_max_pool2d").run(code)
 
+    def test_layout_copies_before_an_extern_call_compute_no_op(self):
+        conv, bn = torch.nn.Conv2d(3, 8, 3).eval(), torch.nn.BatchNorm2d(8).eval()
+        with torch.no_grad(), inductor_ablate.config.patch(one_kernel_per_op=True):
+            census = inductor_ablate.census(lambda x: torch.relu(bn(conv(x))), torch.randn(2, 3, 16, 16))
+        computing_conv = [k.name for k in census.kernels + census.externs if "convolution.default" in k.ops]
+        self.assertEqual(computing_conv, ["extern_kernels.convolution"], census.table())  # counted once
+        copies = [k for k in census.kernels if k.copies_for]
+        self.assertTrue(copies, census.table())
+        for k in copies:
+            self.assertEqual((k.ops, k.copies_for), ([], ["convolution.default"]))
+        self.assertIn("(layout copy for convolution.default)", census.table())
+
     def test_backward_compiled_in_another_thread_gets_the_switches_and_is_recorded(self):
         """On CUDA, autograd runs the backward (and AOTAutograd compiles it, lazily, at its first
         call) in a per-device engine thread, not in the thread that holds ``config.patch`` and the
