@@ -54,8 +54,9 @@ setup(
     python_requires=">=3.10",
     packages=["inductor_ablate", "inductor_ablate.patches"],
     package_dir={"inductor_ablate": "overlay", "inductor_ablate.patches": "patches"},
-    install_requires=["torch>=2.9", "sympy"],
-    extras_require={"test": ["pytest", "expecttest", "numpy"], "bench": ["matplotlib", "tqdm"]},
+    # the torch versions whose Inductor source every patch was checked against (docs/compatibility.md)
+    install_requires=["torch>=2.9.1,<2.16", "sympy"],
+    extras_require={"test": ["pytest", "expecttest", "numpy", "hypothesis"], "bench": ["matplotlib", "tqdm"]},
     entry_points={"console_scripts": ["inductor-ablate=inductor_ablate.__main__:main"]},
     cmdclass={"build_py": BuildPyWithStartupHook, "editable_wheel": EditableWheelWithStartupHook},
 )

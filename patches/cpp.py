@@ -1,7 +1,13 @@
 """torch/_inductor/codegen/cpp.py: the C++ backend's own grouping, and a correctness fix."""
 
+from . import per_version
+
 PATCHES = [
-    dict(
+    # Inductor bug: a 2-D tiled C++ kernel's indirect atomic_add store passes an index that
+    # CppTile2DKernel.store has already offset by the inner tile variable, and index_expr offsets it
+    # again (x0 + 2*x0_inner): wrong sums, writes out of bounds (docs/correctness.md).  2.15 fixed it
+    # in CppTile2DKernel.store (the verify entry checks that).
+    *per_version(dict(
         slug="fix-tile2d-atomic-index",
         target="torch._inductor.codegen.cpp",
         qualname="CppTile2DOverrides.index_expr",
@@ -10,11 +16,15 @@ PATCHES = [
         code="if __inductor_ablate__.ablating() and __inductor_ablate__.tile2d_index_transformed(V.kernel, expr): "
              "return CppVecOverrides.index_expr(expr, dtype)",
         flag="any switch",
-        why="Inductor bug: a 2-D tiled C++ kernel's indirect atomic_add store passes an index that "
-            "CppTile2DKernel.store has already offset by the inner tile variable, and index_expr offsets it "
-            "again (x0 + 2*x0_inner): wrong sums and writes out of bounds. Offset an index only once "
-            "(see docs/correctness.md)",
-    ),
+        why="Inductor bug: a 2-D tiled kernel's indirect atomic_add store offsets its index by the tile "
+            "variable twice; offset an index only once (see docs/correctness.md)",
+    ), {
+        "<2.15": dict(),
+        ">=2.15": dict(qualname="CppTile2DKernel.store", at="verify", code="",
+                       anchor="new_index = index if vec_atomic_add else self.transform_indexing(index)",
+                       why="fixed upstream in torch 2.15 (the vectorized atomic_add path gets the index "
+                           "untransformed): checked, not patched"),
+    }),
     dict(
         slug="flush-every-node",
         target="torch._inductor.codegen.cpp",
