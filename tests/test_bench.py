@@ -12,6 +12,7 @@ import pytest
 from conftest import clean_env
 from inductor_ablate.bench import configs, report
 from inductor_ablate.bench.runner import plan
+from inductor_ablate.errors import UsageError
 from inductor_ablate.switches import FUSION_KINDS
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -52,7 +53,7 @@ def test_config_mapping():
     assert configs.CONFIGS["no-freezing"].not_applicable("cuda", "training") == "inference only"
     assert configs.CONFIGS["no-cpp-grouping"].not_applicable("cuda", "inference") == "cpu only"
     assert configs.CONFIGS["no-fusion"].not_applicable("cpu", "training") is None
-    with pytest.raises(SystemExit, match="unknown config"):
+    with pytest.raises(UsageError, match="unknown config"):
         configs.resolve("no-such-row")
 
 
