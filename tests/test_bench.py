@@ -113,7 +113,7 @@ def test_shards_then_merge(tmp_path):
     proc = bench("merge", *parts, "--json", str(merged), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert set(cells(merged)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-inlining")}
-    assert "geomean speedup over eager (2 models; eager time: pooled)" in proc.stdout
+    assert "geomean speedup over eager (2 models, 1 process(es) per cell; eager time: pooled)" in proc.stdout
     proc = bench("merge", str(merged), "--json", str(tmp_path / "again.json"), "--baseline", "in-cell", tmp_path=tmp_path)
     assert proc.returncode == 0 and "eager time: in-cell" in proc.stdout, proc.stderr
 
@@ -179,3 +179,60 @@ def test_training_mode_checks_gradients(tmp_path):
     got = cells(results)
     assert got[("tiny", "all")]["status"] == "ok" and got[("tiny", "all")]["graphs"] >= 2  # forward + backward
     assert got[("tiny", "no-freezing")]["status"] == "n/a"
+
+
+def test_same_code_detection_and_cell_repeats(tmp_path):
+    """`tiny` has no template and no reduction: taking out prologue fusion cannot change its code;
+    one kernel per op does.  (Taking out all fusion does not either: its pointwise ops are one node,
+    inlined at lowering.)  Each cell runs in two processes (--cell-repeats 2)."""
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--configs", "one-kernel-per-op,no-fusion-prologue",
+                 "--repeat", "3", "--cell-repeats", "2", "--json", str(results), "--csv", str(tmp_path / "r.csv"),
+                 tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(results.read_text())
+    by = {}
+    for c in data["cells"]:
+        by.setdefault(c["config"], []).append(c)
+    assert sorted(c["cell_repeat"] for c in by["all"]) == [0, 1]
+    hashes = {name: {c["code_hash"] for c in rows} for name, rows in by.items()}
+    assert all(len(h) == 1 for h in hashes.values()), hashes  # each config: the same code in both processes
+    assert hashes["no-fusion-prologue"] == hashes["all"] != hashes["one-kernel-per-op"]
+    summary = {r["config"]: r for r in data["summary"]}
+    assert summary["no-fusion-prologue"]["same_code"] == 1 and not summary["no-fusion-prologue"]["significant"]
+    assert summary["one-kernel-per-op"]["same_code"] == 0 and summary["all"]["repeats"] == 2
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("no-fusion-prologue"))
+    assert "same code" in line and "1/1" in line, line
+    assert "=all" in proc.stdout  # the per-model table marks the cell
+    assert (tmp_path / "r-summary.csv").read_text().splitlines()[0].startswith("suite,device,dtype,mode,config")
+
+
+def _synthetic(speedups: dict[str, list[list[float]]]) -> list[dict]:
+    """Cells for models m0.. with the given in-cell speedups per config (one list per model: its repeats)."""
+    rows = []
+    for config, per_model in speedups.items():
+        for i, reps in enumerate(per_model):
+            for r, s in enumerate(reps):
+                rows.append(dict(suite="s", model=f"m{i}", config=config, device="cpu", dtype="float32",
+                                 mode="inference", cell_repeat=r, status="ok", eager_ms=s, compiled_ms=1.0,
+                                 speedup=s, code_hash=f"{config}{i}"))
+    return rows
+
+
+def test_intervals_bracket_the_estimate_and_mark_only_real_changes():
+    base = [[1.5, 1.6], [2.0, 1.9], [1.2, 1.25], [3.0, 2.8], [1.1, 1.05]]
+    noise = [[x * 1.01 for x in reps] for reps in base]
+    faster = [[x * 1.5 for x in reps] for reps in base]
+    rows = {r["config"]: r for r in report.summary_rows(_synthetic(
+        {"all": base, "no-fusion": noise, "no-inlining": faster}), baseline="in-cell")}
+    for r in rows.values():
+        assert r["speedup_lo"] <= r["speedup"] <= r["speedup_hi"]
+    assert rows["no-fusion"]["vs_all_lo"] < 0.05 and not rows["no-fusion"]["significant"]
+    assert rows["no-inlining"]["vs_all_lo"] > 0 and rows["no-inlining"]["significant"]
+    assert rows["no-inlining"]["vs_all_lo"] <= rows["no-inlining"]["vs_all"] <= rows["no-inlining"]["vs_all_hi"]
+    # the same rows again: the same intervals (seeded), so reports are reproducible
+    again = {r["config"]: r for r in report.summary_rows(_synthetic(
+        {"all": base, "no-fusion": noise, "no-inlining": faster}), baseline="in-cell")}
+    assert again["no-inlining"]["vs_all_lo"] == rows["no-inlining"]["vs_all_lo"]
+    table = report.summary_table(_synthetic({"all": base, "no-inlining": faster}), baseline="in-cell")
+    assert "*" in next(l for l in table.splitlines() if l.startswith("no-inlining"))

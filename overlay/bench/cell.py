@@ -6,11 +6,14 @@ machine's speed hits both sides of the speedup ratio alike.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import re
 import statistics
 import time
 import traceback
+from unittest import mock
 
 import torch
 
@@ -35,6 +38,30 @@ def _rel_error(actual, expected) -> float:
         scale = e.abs().max().clamp_min(1e-6)
         worst = max(worst, ((a - e).abs().max() / scale).item())
     return worst
+
+
+_KERNEL_NAME = re.compile(r"\b(?:cpp|triton|cuda|extern)_\w*?fused\w*\b|\b(?:triton|cpp)_(?:poi|red|per|tem|spl)_\w+\b")
+_HASH_ID = re.compile(r"\b[a-z0-9]{50,}\b")  # code-cache names derived from a source hash
+_ADDRESS = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*[a-f])[0-9a-f]{10,16}\b")  # e.g. a frozen param's data_ptr
+_PATH = re.compile(r"(?:/[\w.+-]+)+/[\w.+-]+\.(?:py|so|cpp|h|cubin|ptx|json|bin)\b")
+
+
+def code_hash(codes: list[str], cache_dir: str = "") -> str:
+    """One hash of everything Inductor generated (every graph's output code, kernels inside), with
+    what differs between identical compiles normalized: kernel names (numbered by appearance), file
+    paths, the cell's cache directory, hash-derived identifiers and memory addresses (comments on
+    frozen parameters).  Equal hashes: same code."""
+    names: dict[str, str] = {}
+    digest = hashlib.sha256()
+    for code in codes:
+        if cache_dir:
+            code = code.replace(cache_dir, "<cache>")
+        code = _PATH.sub("<path>", code)
+        code = _HASH_ID.sub("<hash>", code)
+        code = _ADDRESS.sub("<address>", code)
+        code = _KERNEL_NAME.sub(lambda m: names.setdefault(m.group(0), f"<kernel{len(names)}>"), code)
+        digest.update(code.encode())
+    return digest.hexdigest()[:16]
 
 
 def _step(model, inputs, loss_fn, mode):
@@ -76,7 +103,7 @@ class _Timer:
 
 def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir.  Returns the row."""
-    row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode")}
+    row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat") if k in task}
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
     config = CONFIGS[task["config"]]
@@ -97,13 +124,18 @@ def run_cell(task: dict) -> dict:
         expected = _step(model, inputs, loss_fn, mode)
         row["setup_s"] = round(time.perf_counter() - cell_t0, 3)  # model, inputs, first eager call
         with inductor_config.patch(settings):
+            from torch._inductor.graph import GraphLowering
+
             compiled = torch.compile(model)
             t0 = time.perf_counter()
-            with recording(reset_dynamo=True) as sink:
+            codes: list[str] = []
+            with recording(reset_dynamo=True) as sink, \
+                    mock.patch.object(GraphLowering, "save_output_code", codes.append):
                 actual = _step(compiled, inputs, loss_fn, mode)
                 if device.startswith("cuda"):
                     torch.cuda.synchronize()
             row["compile_s"] = round(time.perf_counter() - t0, 3)
+            row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
             census = summarize(sink)
             row.update(kernels=census.num_kernels, fused_nodes=census.fused_nodes, externs=len(census.externs),
                        multi_op_kernels=len(census.multi_op_kernels()), fx_ops=census.fx_ops, graphs=census.graphs)

@@ -8,9 +8,9 @@ import math
 from .configs import CONFIGS, GROUPS
 from .runner import cell_key, read_results_file
 
-CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "status", "speedup", "baseline", "speedup_pooled",
+CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
               "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
-              "multi_op_kernels", "fx_ops", "graphs", "rel_error", "samples", "calls_per_sample", "setup_s", "timing_s", "cell_s", "wall_s", "message"]
+              "multi_op_kernels", "fx_ops", "graphs", "code_hash", "rel_error", "samples", "calls_per_sample", "setup_s", "timing_s", "cell_s", "wall_s", "message"]
 
 
 BASELINES = ("pooled", "in-cell")
@@ -65,43 +65,127 @@ def _groups(cells):
     return out
 
 
-def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
-    """Shaped like the paper's Table 4: geomean speedup over eager per config, and the change from `all`."""
+BOOTSTRAP = 2000  # resamples for the 95% intervals
+
+
+def _percentiles(values: list[float]) -> tuple[float, float] | None:
+    values = sorted(v for v in values if v is not None)
+    if len(values) < 20:
+        return None
+    return values[int(0.025 * (len(values) - 1))], values[int(0.975 * (len(values) - 1))]
+
+
+def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
+    """One row per (setting, config): the geomean speedup over eager, its change from `all`, each
+    with a bootstrap 95% interval, and how many models' generated code equals `all`'s.
+
+    A model's speedup is the geomean over its cell repeats (``--cell-repeats``, each its own process).
+    The interval resamples models, and within each model its repeats, with replacement: it holds the
+    spread between models and, with repeats, the noise between processes.  The change from `all` is
+    paired by model (both rows over the models where both ran).  A change whose interval excludes zero
+    is marked ``significant``; a row whose code equals `all`'s on every model is ``same code``: no
+    change to measure, whatever the timings say."""
+    import random
+
     cells = apply_baseline(cells, baseline)
-    lines = []
+    out = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
         models = sorted({c["model"] for c in group})
-        by = {(c["model"], c["config"]): c for c in group}
-        base_ok = {m for m in models if by.get((m, "all"), {}).get("status") == "ok"}
-        base = geomean([by[(m, "all")]["speedup"] for m in base_ok])
-        lines.append(f"\n{suite} suite, {device}, {dtype}, {mode}: geomean speedup over eager ({len(models)} models; "
-                     f"eager time: {baseline})")
-        lines.append(f"{'configuration':<32}{'speedup':>9}{'vs all':>9}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
-        if len(base_ok) < len(models):
-            lines.append(f"  (`all` ran on {len(base_ok)}/{len(models)} models; * = 'vs all' over those models only)")
-        names = _ordered_configs(group)
-        missing = len(models) * len(names) - len(group)
+        reps: dict[tuple[str, str], list[dict]] = {}
+        for c in group:
+            reps.setdefault((c["model"], c["config"]), []).append(c)
+
+        def speeds(model, config):
+            return [r["speedup"] for r in reps.get((model, config), []) if r["status"] == "ok"]
+
+        def code(model, config):
+            return {r.get("code_hash") for r in reps.get((model, config), []) if r["status"] == "ok"} - {None}
+
+        base_ok = [m for m in models if speeds(m, "all")]
+        for name in _ordered_configs(group):
+            row_cells = [r for m in models for r in reps.get((m, name), [])]
+            ok_models = [m for m in models if speeds(m, name)]
+            paired = [m for m in ok_models if m in base_ok]
+            same = [m for m in paired if code(m, name) and code(m, name) == code(m, "all")]
+            hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
+            point = geomean([geomean(speeds(m, name)) for m in ok_models])
+            pg = geomean([geomean(speeds(m, name)) for m in paired])
+            pb = geomean([geomean(speeds(m, "all")) for m in paired])
+            rng = random.Random(f"{suite}{device}{dtype}{mode}{name}")  # the same intervals every time
+            boot, boot_diff = [], []
+            for _ in range(BOOTSTRAP if ok_models else 0):
+                pick = [rng.choice(ok_models) for _ in ok_models]
+                boot.append(geomean([geomean([rng.choice(speeds(m, name)) for _ in speeds(m, name)]) for m in pick]))
+                if paired and name != "all":
+                    pick = [rng.choice(paired) for _ in paired]
+                    g = geomean([geomean([rng.choice(speeds(m, name)) for _ in speeds(m, name)]) for m in pick])
+                    b = geomean([geomean([rng.choice(speeds(m, "all")) for _ in speeds(m, "all")]) for m in pick])
+                    boot_diff.append(g - b)
+            ci, ci_diff = _percentiles(boot), _percentiles(boot_diff)
+            statuses = [r["status"] for r in row_cells]
+            out.append(dict(
+                suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=CONFIGS[name].source,
+                baseline=baseline, models=len(models), ok=len(ok_models),
+                repeats=max((len(reps.get((m, name), [])) for m in models), default=0),
+                na=bool(statuses) and all(s == "n/a" for s in statuses),
+                na_message=next((r.get("message", "") for r in row_cells if r["status"] == "n/a"), ""),
+                failed=[f"{r['model']}: {r['status']}" for r in row_cells if r["status"] not in ("ok", "n/a")],
+                speedup=point, speedup_lo=ci and ci[0], speedup_hi=ci and ci[1],
+                vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
+                vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
+                significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired)),
+                same_code=len(same) if hashed else None,
+                kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
+                compile_s=_mean([r.get("compile_s", 0) for r in row_cells if r["status"] == "ok"]),
+            ))
+    return out
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else 0.0
+
+
+def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
+    """Shaped like the paper's Table 4: geomean speedup over eager per config and the change from
+    `all`, each with its bootstrap 95% interval; `*` marks a change whose interval excludes zero."""
+    rows = summary_rows(cells, baseline)
+    lines = []
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["suite"], r["device"], r["dtype"], r["mode"]), []).append(r)
+    for (suite, device, dtype, mode), group in groups.items():
+        n = group[0]["models"]
+        reps = max(r["repeats"] for r in group)
+        lines.append(f"\n{suite} suite, {device}, {dtype}, {mode}: geomean speedup over eager ({n} models, "
+                     f"{reps} process(es) per cell; eager time: {baseline}); [95% bootstrap interval]; "
+                     f"* = the change from `all` is outside its interval's noise")
+        lines.append(f"{'configuration':<32}{'speedup':>8} {'[95% CI]':<14}{'vs all':>8} {'[95% CI]':<16}"
+                     f"{'same code':>10}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
+        base = next((r for r in group if r["config"] == "all"), None)
+        if base and base["ok"] < n:
+            lines.append(f"  (`all` ran on {base['ok']}/{n} models; 'vs all' is over the models where both ran)")
+        missing = [r for r in group if not r["na"] and r["ok"] + len(r["failed"]) < n]
         if missing:
-            lines.append(f"  ({missing} cells not run yet: the results file has no row for them; run the command again to resume)")
-        for name in names:
-            row = [by[(m, name)] for m in models if (m, name) in by]
-            ok = [r for r in row if r["status"] == "ok"]
-            na = [r for r in row if r["status"] == "n/a"]
-            if na and len(na) == len(row):
-                lines.append(f"{name:<32}{'n/a':>9}{'':>9}{'':>7}{'':>9}{'':>11}  {CONFIGS[name].source}: {na[0]['message']}")
+            lines.append(f"  ({', '.join(r['config'] for r in missing)}: cells not run yet; run the command again to resume)")
+        for r in group:
+            if r["na"]:
+                lines.append(f"{r['config']:<32}{'n/a':>8}{'':<15}{'':>8}{'':<17}{'':>10}{'':>7}{'':>9}{'':>11}  "
+                             f"{r['source']}: {r['na_message']}")
                 continue
-            g = geomean([r["speedup"] for r in ok])
-            # "vs all" is paired: both geomeans over the models where both rows ran
-            paired = [r for r in ok if r["model"] in base_ok]
-            pg, pb = geomean([r["speedup"] for r in paired]), geomean([by[(r["model"], "all")]["speedup"] for r in paired])
-            diff = f"{pg - pb:+.2f}" if pg and pb and name != "all" else ""
-            if diff and len(paired) < len(ok):
-                diff += "*"
-            kernels = sum(r.get("kernels", 0) for r in ok)
-            comp = sum(r.get("compile_s", 0) for r in ok) / len(ok) if ok else 0
-            bad = [f"{r['model']}: {r['status']}" for r in row if r["status"] not in ("ok", "n/a")]
-            lines.append(f"{name:<32}{(f'{g:.2f}x' if g else '-'):>9}{diff:>9}{f'{len(ok)}/{len(models)}':>7}"
-                         f"{kernels:>9}{comp:>11.1f}  {CONFIGS[name].source}" + (f"  FAILED: {'; '.join(bad)}" if bad else ""))
+            ci = f"[{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]" if r["speedup_lo"] is not None else ""
+            if r["config"] == "all":
+                diff, ci_diff = "", ""
+            elif r["paired"] and r["same_code"] == r["paired"]:  # nothing changed: no difference to report
+                diff, ci_diff = "same", "code"
+            else:
+                diff = f"{r['vs_all']:+.2f}{'*' if r['significant'] else ''}" if r["vs_all"] is not None else ""
+                ci_diff = f"[{r['vs_all_lo']:+.2f}, {r['vs_all_hi']:+.2f}]" if r["vs_all_lo"] is not None else ""
+            speed = f"{r['speedup']:.2f}x" if r["speedup"] else "-"
+            same = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
+            ok = f"{r['ok']}/{n}"
+            lines.append(f"{r['config']:<32}{speed:>8} {ci:<14}{diff:>8} {ci_diff:<16}{same:>10}{ok:>7}"
+                         f"{r['kernels']:>9}{r['compile_s']:>11.1f}  {r['source']}"
+                         + (f"  FAILED: {'; '.join(r['failed'])}" if r["failed"] else ""))
     return "\n".join(lines)
 
 
@@ -109,11 +193,12 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
     cells = apply_baseline(cells, baseline)
     lines = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
-        by = {(c["model"], c["config"]): c for c in group}
+        by = {(c["model"], c["config"]): c for c in group if c.get("cell_repeat", 0) == 0}
         models = sorted({c["model"] for c in group})
         configs = _ordered_configs(group)
-        lines.append(f"\nper model ({suite}, {device}, {dtype}, {mode}): speedup over eager [kernels], eager time: "
-                     f"{baseline}; median eager ms over the model's cells in the first column")
+        lines.append(f"\nper model ({suite}, {device}, {dtype}, {mode}): speedup over eager [kernels, or =all: the "
+                     f"same generated code as `all`], eager time: {baseline}; median eager ms over the model's cells "
+                     f"in the first column; first process of each cell")
         header = f"{'model':<18}{'eager ms':>10}" + "".join(f"{c[:22]:>24}" for c in configs)
         lines.append(header)
         for m in models:
@@ -124,7 +209,8 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
                 if r is None:
                     cols.append("-")
                 elif r["status"] == "ok":
-                    cols.append(f"{r['speedup']:.2f}x [{r.get('kernels', '?')}]")
+                    same = c != "all" and r.get("code_hash") and r.get("code_hash") == by.get((m, "all"), {}).get("code_hash")
+                    cols.append(f"{r['speedup']:.2f}x [{'=all' if same else r.get('kernels', '?')}]")
                 else:
                     cols.append(r["status"].upper() if r["status"] != "n/a" else "n/a")
             lines.append(f"{m:<18}{(f'{eager:.3f}' if eager else '-'):>10}" + "".join(f"{c:>24}" for c in cols))
@@ -141,6 +227,20 @@ def write_csv(cells: list[dict], path: str, baseline: str = "pooled") -> None:
         writer.writeheader()
         for c in cells:
             writer.writerow(c)
+
+
+SUMMARY_FIELDS = ["suite", "device", "dtype", "mode", "config", "source", "baseline", "speedup", "speedup_lo",
+                  "speedup_hi", "vs_all", "vs_all_lo", "vs_all_hi", "significant", "same_code", "paired", "ok",
+                  "models", "repeats", "kernels", "compile_s"]
+
+
+def write_summary_csv(cells: list[dict], path: str, baseline: str = "pooled") -> None:
+    """The summary rows (intervals included), one per (setting, config)."""
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=SUMMARY_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for row in summary_rows(cells, baseline):
+            writer.writerow(row)
 
 
 def write_plot(cells: list[dict], path: str, baseline: str = "pooled") -> bool:
@@ -185,4 +285,5 @@ def merge(paths: list[str]) -> dict:
     return {"meta": {"merged_from": paths, "parts": metas}, "cells": list(cells.values())}
 
 
-__all__ = ["apply_baseline", "summary_table", "per_model_table", "write_csv", "write_plot", "merge", "geomean", "GROUPS"]
+__all__ = ["apply_baseline", "summary_rows", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
+           "write_plot", "merge", "geomean", "GROUPS"]

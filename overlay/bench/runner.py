@@ -17,19 +17,23 @@ KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
 
 
 def cell_key(row: dict) -> tuple:
-    return tuple(row[k] for k in KEY_FIELDS)
+    """A cell: the setting, and which of its repeats (``--cell-repeats``; files from before have 0)."""
+    return (*(row[k] for k in KEY_FIELDS), row.get("cell_repeat", 0))
 
 
 def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtype: str, mode: str,
-         shard: tuple[int, int] = (1, 1)) -> list[dict]:
-    """Every (model, config) cell, in a deterministic interleaved order (configs shuffled per model,
-    so no config always runs first or last), then this shard's share."""
+         shard: tuple[int, int] = (1, 1), repeats: int = 1) -> list[dict]:
+    """Every (model, config, repeat) cell, in a deterministic interleaved order (configs shuffled per
+    model and repeat, so no config always runs first or last), then this shard's share.  Each repeat
+    is its own process: between processes is where most of the timing variance is."""
     cells = []
     rng = random.Random(0)
     for model in models:
-        order = list(configs)
-        rng.shuffle(order)
-        cells += [dict(suite=suite, model=model, config=c, device=device, dtype=dtype, mode=mode) for c in order]
+        for r in range(repeats):
+            order = list(configs)
+            rng.shuffle(order)
+            cells += [dict(suite=suite, model=model, config=c, device=device, dtype=dtype, mode=mode, cell_repeat=r)
+                      for c in order]
     k, n = shard
     return [c for i, c in enumerate(cells) if i % n == k - 1]
 
@@ -80,11 +84,15 @@ def check_writable(path: str) -> None:
         raise UsageError(f"cannot write results file {path}: {exc.strerror}; choose another --json path") from None
 
 
-def save_results(path: str, rows: dict, meta: dict) -> None:
+def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
+    """Atomically; ``summary`` (the report's rows, with intervals) is added at the end of a run."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
+    data = {"format": RESULTS_FORMAT, "meta": meta, "cells": list(rows.values())}
+    if summary is not None:
+        data["summary"] = summary
     with open(tmp, "w") as f:
-        json.dump({"format": RESULTS_FORMAT, "meta": meta, "cells": list(rows.values())}, f, indent=1, default=str)
+        json.dump(data, f, indent=1, default=str)
     os.replace(tmp, path)
 
 
@@ -153,7 +161,7 @@ def _run_one(ctx, task: dict, timeout: float) -> dict:
     t0 = time.perf_counter()
     proc.start()
     child.close()
-    base = {k: task[k] for k in KEY_FIELDS}
+    base = {k: task[k] for k in (*KEY_FIELDS, "cell_repeat") if k in task}
     row = None
     try:
         if parent.poll(timeout):
