@@ -190,6 +190,7 @@ def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
 
 
 def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
+    """Configs down, models across (a suite has few models and many configs: every column fits)."""
     cells = apply_baseline(cells, baseline)
     lines = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
@@ -197,14 +198,16 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
         models = sorted({c["model"] for c in group})
         configs = _ordered_configs(group)
         lines.append(f"\nper model ({suite}, {device}, {dtype}, {mode}): speedup over eager [kernels, or =all: the "
-                     f"same generated code as `all`], eager time: {baseline}; median eager ms over the model's cells "
-                     f"in the first column; first process of each cell")
-        header = f"{'model':<18}{'eager ms':>10}" + "".join(f"{c[:22]:>24}" for c in configs)
-        lines.append(header)
-        for m in models:
-            eager = next((by[(m, c)]["eager_ms_pooled"] for c in configs if by.get((m, c), {}).get("status") == "ok"), None)
+                     f"same generated code as `all`]; eager time: {baseline}; first process of each cell")
+        width = max(16, max(len(m) for m in models) + 2)
+        lines.append(f"{'configuration':<32}" + "".join(f"{m:>{width}}" for m in models))
+        eager = {m: next((by[(m, c)]["eager_ms_pooled"] for c in configs
+                          if by.get((m, c), {}).get("status") == "ok"), None) for m in models}
+        lines.append(f"{'(eager ms, median of cells)':<32}" +
+                     "".join(f"{(f'{eager[m]:.3f}' if eager[m] else '-'):>{width}}" for m in models))
+        for c in configs:
             cols = []
-            for c in configs:
+            for m in models:
                 r = by.get((m, c))
                 if r is None:
                     cols.append("-")
@@ -213,7 +216,7 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
                     cols.append(f"{r['speedup']:.2f}x [{'=all' if same else r.get('kernels', '?')}]")
                 else:
                     cols.append(r["status"].upper() if r["status"] != "n/a" else "n/a")
-            lines.append(f"{m:<18}{(f'{eager:.3f}' if eager else '-'):>10}" + "".join(f"{c:>24}" for c in cols))
+            lines.append(f"{c:<32}" + "".join(f"{col:>{width}}" for col in cols))
         failures = [r for r in group if r["status"] in ("accuracy", "error")]
         for r in failures:
             lines.append(f"  {r['status'].upper()} {r['model']} / {r['config']}: {r.get('message', '')}")
