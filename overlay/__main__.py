@@ -48,8 +48,7 @@ def _check_target(args) -> None:
         raise UsageError(f"can't open file {os.path.abspath(args.target)!r}: no such file")
 
 
-_OUR_FRAMES = (os.path.dirname(os.path.abspath(__file__)), getattr(runpy, "__file__", "") or "<frozen runpy>",
-               "<frozen runpy>")
+_OUR_FRAMES = (os.path.dirname(os.path.abspath(__file__)), runpy.__file__, "<frozen runpy>")
 
 
 def _run_target(args) -> int:

@@ -84,7 +84,8 @@ def tile2d_index_transformed(kernel, expr) -> bool:
 
 
 def _buffer_name(x):
-    """The buffer behind a TensorBox, a view of one, or a StorageBox; None if not realized."""
+    """The buffer behind a TensorBox, a view of one, or a StorageBox; None if not realized
+    (ir.try_get_name does this from torch 2.10; 2.9 has it only inside index_put_impl_)."""
     from torch._inductor import ir
 
     if isinstance(x, ir.TensorBox):

@@ -12,7 +12,7 @@ import time
 from . import report
 from .configs import describe, resolve
 from .models import load_suite
-from ..errors import OneLineParser, UsageError, exit_with
+from ..errors import OneLineParser, UsageError
 from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results
 
 
@@ -144,8 +144,6 @@ def merge_main(argv) -> int:
 
 
 def main(argv) -> int:
+    """Bad input raises UsageError; ``python -m inductor_ablate`` prints it as one line."""
     command, rest = argv[0], argv[1:]
-    try:
-        return bench_main(rest) if command == "bench" else merge_main(rest)
-    except UsageError as exc:
-        exit_with(exc)
+    return bench_main(rest) if command == "bench" else merge_main(rest)
