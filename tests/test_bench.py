@@ -236,3 +236,14 @@ def test_intervals_bracket_the_estimate_and_mark_only_real_changes():
     assert again["no-inlining"]["vs_all_lo"] == rows["no-inlining"]["vs_all_lo"]
     table = report.summary_table(_synthetic({"all": base, "no-inlining": faster}), baseline="in-cell")
     assert "*" in next(l for l in table.splitlines() if l.startswith("no-inlining"))
+
+
+def test_list_models_names_every_suite_and_what_it_needs(tmp_path):
+    from inductor_ablate.bench.models import MODEL_NAMES, embedded
+
+    assert tuple(embedded()) == MODEL_NAMES["embedded"]  # the listing is the suite
+    proc = bench("bench", "--list-models", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for suite, names in MODEL_NAMES.items():
+        assert suite in proc.stdout and all(f"  {n}\n" in proc.stdout + "\n" for n in names)
+    assert "embedded     (torch: installed)" in proc.stdout

@@ -11,7 +11,7 @@ import time
 
 from . import report
 from .configs import describe, resolve
-from .models import load_suite
+from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError
 from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results
 
@@ -78,10 +78,15 @@ def bench_main(argv) -> int:
                    help="CPU: include matmul templates (max_autotune_gemm, ATEN,CPP) in `all` (slow autotuning)")
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
+    p.add_argument("--list-models", action="store_true",
+                   help="print every model of every suite and whether its package is installed, then exit")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if args.list:
         print(describe())
+        return 0
+    if args.list_models:
+        print(list_models())
         return 0
     device = args.device or _device_default()
     suite = load_suite(args.suite)

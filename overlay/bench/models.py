@@ -4,6 +4,7 @@ builder ``(device, dtype, mode) -> (module, inputs, loss_fn)``."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 
 import torch
@@ -145,7 +146,7 @@ def torchvision_suite() -> dict:
             return model, (torch.randn(_size(device, 2, batch), 3, 224, 224, device=device, dtype=dtype),), _float_loss
         return builder
 
-    return {n: make(n, 32) for n in ("resnet18", "resnet50", "mobilenet_v3_small", "vit_b_16")}
+    return {n: make(n, 32) for n in MODEL_NAMES["torchvision"]}
 
 
 def timm_suite() -> dict:
@@ -158,7 +159,7 @@ def timm_suite() -> dict:
             return model, (torch.randn(_size(device, 2, batch), 3, 224, 224, device=device, dtype=dtype),), _float_loss
         return builder
 
-    return {n: make(n, 32) for n in ("resnet18", "convnext_tiny", "vit_tiny_patch16_224", "efficientnet_b0")}
+    return {n: make(n, 32) for n in MODEL_NAMES["timm"]}
 
 
 def hf_suite() -> dict:
@@ -182,14 +183,35 @@ def hf_suite() -> dict:
             return model, (ids,), _float_loss
         return builder
 
-    return {
+    models = {
         "bert_base": make("BertConfig", "BertForMaskedLM"),
         "gpt2": make("GPT2Config", "GPT2LMHeadModel"),
         "t5_small_encoder": make("T5Config", "T5EncoderModel", d_model=512, num_layers=6, num_heads=8, d_ff=2048),
     }
+    assert tuple(models) == MODEL_NAMES["hf"]
+    return models
 
 
 SUITES = {"embedded": embedded, "torchvision": torchvision_suite, "timm": timm_suite, "hf": hf_suite}
+#: What each real suite needs, and its models: listed without importing the package.
+PACKAGES = {"embedded": "torch", "torchvision": "torchvision", "timm": "timm", "hf": "transformers"}
+MODEL_NAMES = {
+    "embedded": ("pointwise_chain", "norm_block", "attention", "conv_bn_block", "mlp_gelu", "tiny_lm"),
+    "torchvision": ("resnet18", "resnet50", "mobilenet_v3_small", "vit_b_16"),
+    "timm": ("resnet18", "convnext_tiny", "vit_tiny_patch16_224", "efficientnet_b0"),
+    "hf": ("bert_base", "gpt2", "t5_small_encoder"),
+}
+
+
+def list_models() -> str:
+    """Every model of every suite, and whether the package its suite needs is installed here."""
+    lines = []
+    for suite, names in MODEL_NAMES.items():
+        package = PACKAGES[suite]
+        installed = importlib.util.find_spec(package) is not None
+        lines.append(f"{suite:<12} ({package}: {'installed' if installed else 'NOT installed: pip install ' + package})")
+        lines.extend(f"  {name}" for name in names)
+    return "\n".join(lines)
 
 
 def load_suite(name: str) -> dict:
