@@ -48,7 +48,8 @@ def from_environment(python: str, tests: bool) -> dict:
     line = next((l for l in proc.stdout.splitlines() if l.startswith("JSON")), None)
     if line is None:
         return {"how": "environment", "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
-    row = {"how": "environment", **json.loads(line[4:])}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE)
+    row = {"how": "environment", "commit": commit.stdout.strip() or "?", **json.loads(line[4:])}
     if tests:
         started = datetime.datetime.now()
         proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], capture_output=True,
@@ -98,6 +99,10 @@ def write_markdown(data: dict, path: str) -> None:
              "torch, the module imported and patched for real. *anchor ok*: a dry run of the definition "
              "for that version over the Inductor sources of its wheel (no environment). A `verify` entry "
              "inserts nothing: it checks that torch has the upstream fix.", "",
+             "The CUDA builds ran on CPU here (no GPU on this machine); on CUDA, torch 2.11.0 is checked on an "
+             "H200 ([correctness.md](correctness.md)). Each environment: `python -m venv`, then `pip install "
+             "torch==VERSION pytest expecttest numpy hypothesis sympy`; the script installs the overlay into it "
+             "(`pip install -e .`) and runs README's test command there.", "",
              "| patch | " + " | ".join(versions) + " |", "|---|" + "---|" * len(versions)]
     for slug in SLUGS:
         cells = []
@@ -108,14 +113,15 @@ def write_markdown(data: dict, path: str) -> None:
                 cell += " (verify)"
             cells.append(cell + (f": {reason}" if state == "failed" else ""))
         lines.append(f"| `{slug}` | " + " | ".join(cells) + " |")
-    lines += ["", "| torch | checked by | test suite (CPU) | minutes |", "|---|---|---|---|"]
+    lines += ["", "| torch | checked by | test suite (CPU, 2 cores) | minutes | at commit |", "|---|---|---|---|---|"]
     for v in versions:
         row = data[v]
         tests = row.get("tests", {})
         summary = tests.get("summary", "not run (no environment)" if row["how"] != "environment" else "not run")
         if tests.get("failed"):
             summary += "; failed: " + ", ".join(f"`{t.removeprefix('FAILED ')}`" for t in tests["failed"])
-        lines.append(f"| {row.get('torch', v)} | {row['how']} | {summary} | {tests.get('minutes', '')} |")
+        lines.append(f"| {row.get('torch', v)} | {row['how']} | {summary} | {tests.get('minutes', '')} | "
+                     f"{row.get('commit', '')} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
