@@ -43,16 +43,19 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                         "the cell's own, timed interleaved in its process (in-cell); docs/bench.md compares them")
 
 
-def _emit(cells, args) -> None:
-    print(report.summary_table(cells, args.baseline))
+def _emit(cells, args) -> list[dict]:
+    """Print the tables, write CSV and plot; returns the summary rows (computed once: the bootstrap)."""
+    rows = report.summary_rows(cells, args.baseline)
+    print(report.summary_table(cells, args.baseline, rows))
     print(report.per_model_table(cells, args.baseline))
     if args.csv:
         report.write_csv(cells, args.csv, args.baseline)
         summary = os.path.splitext(args.csv)[0] + "-summary.csv"
-        report.write_summary_csv(cells, summary, args.baseline)
+        report.write_summary_csv(rows, summary)
         print(f"\nCSV: {args.csv} (cells), {summary} (summary rows, intervals)")
     if args.plot and report.write_plot(cells, args.plot, args.baseline):
         print(f"plot: {args.plot}")
+    return rows
 
 
 def bench_main(argv) -> int:
@@ -124,10 +127,12 @@ def bench_main(argv) -> int:
               file=sys.stderr)
         return 130
     meta["wall_s"] = round(time.perf_counter() - t0, 1)
-    save_results(path, rows, meta, summary=report.summary_rows(list(rows.values()), args.baseline))
     wanted = {cell_key(c) for c in cells}
     mine = [r for k, r in rows.items() if k in wanted]
-    _emit(mine, args)
+    summary = _emit(mine, args)
+    if len(mine) < len(rows):  # the file holds other cells too: its summary covers them all
+        summary = report.summary_rows(list(rows.values()), args.baseline)
+    save_results(path, rows, meta, summary=summary)
     print(f"\nresults: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 
@@ -140,10 +145,9 @@ def merge_main(argv) -> int:
     args = p.parse_args(argv)
     merged = report.merge(args.inputs)
     check_writable(args.json)
+    summary = _emit(merged["cells"], args)
     with open(args.json, "w") as f:
-        json.dump({"format": RESULTS_FORMAT, **merged, "summary": report.summary_rows(merged["cells"], args.baseline)},
-                  f, indent=1, default=str)
-    _emit(merged["cells"], args)
+        json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
     return 0
 

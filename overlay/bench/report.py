@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 
 from .configs import CONFIGS, GROUPS
@@ -145,10 +144,12 @@ def _mean(values):
     return sum(values) / len(values) if values else 0.0
 
 
-def summary_table(cells: list[dict], baseline: str = "pooled") -> str:
+def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] | None = None) -> str:
     """Shaped like the paper's Table 4: geomean speedup over eager per config and the change from
-    `all`, each with its bootstrap 95% interval; `*` marks a change whose interval excludes zero."""
-    rows = summary_rows(cells, baseline)
+    `all`, each with its bootstrap 95% interval; `*` marks a change whose interval excludes zero.
+    ``rows``: ``summary_rows(cells, baseline)`` if the caller already has them (the bootstrap is not free)."""
+    rows = summary_rows(cells, baseline) if rows is None else rows
+    baseline = rows[0]["baseline"] if rows else baseline
     lines = []
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -237,12 +238,12 @@ SUMMARY_FIELDS = ["suite", "device", "dtype", "mode", "config", "source", "basel
                   "models", "repeats", "kernels", "compile_s"]
 
 
-def write_summary_csv(cells: list[dict], path: str, baseline: str = "pooled") -> None:
-    """The summary rows (intervals included), one per (setting, config)."""
+def write_summary_csv(rows: list[dict], path: str) -> None:
+    """The summary rows (``summary_rows``, intervals included), one per (setting, config)."""
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=SUMMARY_FIELDS, extrasaction="ignore")
         writer.writeheader()
-        for row in summary_rows(cells, baseline):
+        for row in rows:
             writer.writerow(row)
 
 
