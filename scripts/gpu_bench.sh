@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # The study on a CUDA box, one lane per GPU: lane k runs `bench --shard k/N` on GPU k-1 (so N GPUs
-# take 1/N of the wall time), then `merge` joins the lanes.  Each lane's results file resumes, so a
-# run cut short (by `timeout`, a scheduler, Ctrl-C) is finished by running the same line again.
+# take 1/N of the wall time), then `merge` joins the lanes.  Each lane's results file resumes, and
+# each lane keeps its shared Inductor caches beside it until its cells are done, so a run cut short
+# (by `timeout`, a scheduler, Ctrl-C) is finished, warm, by running the same line again.
 #
-#   bash scripts/gpu_bench.sh MODE CONFIGS [SECONDS]      e.g.  inference paper,ours 540
+#   [SUITE=real] [MODELS=a,b] [DTYPE=bfloat16] bash scripts/gpu_bench.sh MODE CONFIGS [SECONDS]
+#   e.g.  SUITE=real DTYPE=bfloat16 bash scripts/gpu_bench.sh inference paper 540
 #
-# Lane files and logs: results/cuda-MODE-part{k}of{N}.json|log; merged: results/cuda-MODE.json|csv|png.
+# Lane files and logs: results/cuda-TAG-part{k}of{N}.json|log, TAG = SUITE-DTYPE-MODE;
+# merged: results/cuda-TAG.json|csv|png.  Prints this invocation's wall time last.
 set -uo pipefail
 MODE=${1:-inference}; CONFIGS=${2:-full}; SECONDS_LEFT=${3:-86400}
+SUITE=${SUITE:-embedded}; DTYPE=${DTYPE:-float32}; MODELS=${MODELS:-}
+TAG="$SUITE-$DTYPE-$MODE"
 export PYTHONUNBUFFERED=1
 N=$(python3 -c "import torch; print(torch.cuda.device_count())")
 [ "$N" -ge 1 ] || { echo "no CUDA device" >&2; exit 2; }
 mkdir -p results
+START=$(date +%s)
 for k in $(seq 1 "$N"); do
   CUDA_VISIBLE_DEVICES=$((k-1)) timeout -k 20 "$SECONDS_LEFT" python3 -m inductor_ablate bench --device cuda \
-      --mode "$MODE" --configs "$CONFIGS" --shard "$k/$N" --json "results/cuda-$MODE-part${k}of$N.json" \
-      --no-progress > "results/cuda-$MODE-part${k}of$N.log" 2>&1 &
+      --suite "$SUITE" ${MODELS:+--models "$MODELS"} --dtype "$DTYPE" --mode "$MODE" --configs "$CONFIGS" \
+      --shard "$k/$N" --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
+      > "results/cuda-$TAG-part${k}of$N.log" 2>&1 &
 done
 wait
-tail -n 3 results/cuda-"$MODE"-part*of"$N".log
-python3 -m inductor_ablate merge results/cuda-"$MODE"-part*of"$N".json --json "results/cuda-$MODE.json" \
-    --csv "results/cuda-$MODE.csv" --plot "results/cuda-$MODE.png"
+tail -n 4 results/cuda-"$TAG"-part*of"$N".log
+python3 -m inductor_ablate merge results/cuda-"$TAG"-part*of"$N".json --json "results/cuda-$TAG.json" \
+    --csv "results/cuda-$TAG.csv" --plot "results/cuda-$TAG.png"
+echo "gpu_bench.sh wall: $(( $(date +%s) - START )) s (lanes: $N)"

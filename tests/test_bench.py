@@ -247,3 +247,58 @@ def test_list_models_names_every_suite_and_what_it_needs(tmp_path):
     for suite, names in MODEL_NAMES.items():
         assert suite in proc.stdout and all(f"  {n}\n" in proc.stdout + "\n" for n in names)
     assert "embedded     (torch: installed)" in proc.stdout
+
+
+def test_shared_caches_autotune_once_per_model_but_never_share_a_graph(tmp_path):
+    """Shared caches (the default): a model's first cell is `all` and runs cold; its other cells run
+    warm in the same Inductor directory.  With the FX-graph and AOTAutograd caches forced on, a config
+    that changes the code (no-inlining) still never gets `all`'s artifact, and a repeat of `all` does
+    not get its own earlier one: every cell's graph artifacts live in its own directory.  (Training:
+    inference freezes parameters, and Inductor does not cache frozen graphs.)"""
+    results, shared = tmp_path / "r.json", tmp_path / "caches"
+    env_on = dict(TORCHINDUCTOR_FX_GRAPH_CACHE="1", TORCHINDUCTOR_AUTOGRAD_CACHE="1")
+    old = {k: os.environ.get(k) for k in env_on}
+    os.environ.update(env_on)
+    try:
+        proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--configs", "no-inlining", "--repeat", "3",
+                     "--mode", "training", "--cell-repeats", "2", "--json", str(results), "--cache-dir", str(shared), tmp_path=tmp_path)
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads(results.read_text())["cells"]
+    order = sorted(rows, key=lambda c: (c["cell_repeat"], c["cache"] != "cold"))
+    assert (order[0]["config"], order[0]["cache"]) == ("all", "cold")
+    assert [c["cache"] for c in order[1:]] == ["warm"] * 3
+    assert all(c["graph_cache_hits"] == 0 for c in rows), rows
+    by = {(c["config"], c["cell_repeat"]): c["code_hash"] for c in rows}
+    assert by[("all", 0)] == by[("all", 1)] != by[("no-inlining", 0)] == by[("no-inlining", 1)]
+    # the shared directory holds the model's kernels, and no graph artifact of any cell
+    model_dirs = os.listdir(shared)
+    assert model_dirs == ["tiny-float32-training-cpu"], model_dirs
+    kept = [os.path.join(d, f) for d, _, files in os.walk(shared / model_dirs[0]) for f in files]
+    assert any(f.endswith(".so") for f in kept), kept
+    assert not any("fxgraph" in f or "aotautograd" in f for f in kept), kept
+    assert "compile: 1 cold cells" in proc.stdout and "time split over 4 cells" in proc.stdout
+
+
+def test_isolated_caches_start_every_cell_cold(tmp_path):
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--configs", "no-inlining", "--repeat", "3",
+                 "--caches", "isolated", "--json", str(results), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {c["cache"] for c in json.loads(results.read_text())["cells"]} == {"cold"}
+    assert not (tmp_path / "r.inductor-cache").exists()  # nothing left behind
+
+
+def test_shared_plan_runs_all_first_and_shards_whole_models():
+    kw = dict(suite="s", device="cpu", dtype="float32", mode="inference", all_first=True)
+    configs_ = ["no-fusion", "all", "no-inlining", "one-kernel-per-op"]
+    full = plan(["a", "b", "c"], configs_, **kw, repeats=2)
+    for m in "abc":
+        assert [c for c in full if c["model"] == m][0]["config"] == "all"
+    shards = [plan(["a", "b", "c"], configs_, **kw, repeats=2, shard=(k, 2)) for k in (1, 2)]
+    assert {c["model"] for c in shards[0]} == {"a", "c"} and {c["model"] for c in shards[1]} == {"b"}
+    assert sorted(map(str, sum(shards, []))) == sorted(map(str, full))
+    # fewer models than shards: cells are dealt out, so no shard idles
+    assert all(plan(["a"], configs_, **kw, shard=(k, 2)) for k in (1, 2))

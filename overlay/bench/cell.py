@@ -1,4 +1,8 @@
-"""One (model, config) cell, run in a fresh process with its own Inductor cache directory.
+"""One (model, config) cell, run in a fresh process.
+
+Inductor's cache directory (autotuning results, compiled kernels) may be shared with the model's
+other cells; FX-graph and AOTAutograd artifacts always go to the cell's own directory, so no cell
+ever reuses another's compiled graph and every compile time is a real compile.
 
 Compiles the model under the config, checks the output (and, in training, the gradients) against
 eager, then times eager and compiled calls *interleaved* in the same process, so drift in the
@@ -6,6 +10,7 @@ machine's speed hits both sides of the speedup ratio alike.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -101,8 +106,40 @@ class _Timer:
         return (time.perf_counter() - t) * 1000 / number
 
 
+#: dynamo_timed keys of autotuning: matmul/conv template choices compiled and benchmarked, Triton
+#: configs benchmarked at a kernel's first run.  Their total is the cell's ``autotune_s``.
+_AUTOTUNE_KEY = re.compile(r"_template_(?:autotuning|precompiling)$|^CachingAutotuner\.(?:benchmark_all_configs|"
+                           r"coordinate_descent_tuning)$")
+
+
+def _autotune_seconds() -> float:
+    from torch._dynamo.utils import compilation_time_metrics
+
+    return sum(sum(v) for k, v in compilation_time_metrics.items() if _AUTOTUNE_KEY.search(k))
+
+
+def _own_graph_caches(artifact_dir: str):
+    """FX-graph and AOTAutograd caches in the cell's own directory (they stay on, as the user set
+    them; they just cannot hand this cell another cell's graph).  A torch without the directory hook
+    gets both caches switched off instead."""
+    import torch._functorch.config as functorch_config
+    from torch._functorch._aot_autograd.autograd_cache import AOTAutogradCache
+    from torch._inductor.codecache import FxGraphCache
+
+    stack = contextlib.ExitStack()
+    if hasattr(FxGraphCache, "_get_tmp_dir") and hasattr(AOTAutogradCache, "_get_tmp_dir"):
+        fx, aot = os.path.join(artifact_dir, "fxgraph"), os.path.join(artifact_dir, "aotautograd")
+        stack.enter_context(mock.patch.object(FxGraphCache, "_get_tmp_dir", staticmethod(lambda: fx)))
+        stack.enter_context(mock.patch.object(AOTAutogradCache, "_get_tmp_dir", classmethod(lambda cls: aot)))
+    else:
+        stack.enter_context(inductor_config.patch(fx_graph_cache=False))
+        stack.enter_context(functorch_config.patch(enable_autograd_cache=False))
+    return stack
+
+
 def run_cell(task: dict) -> dict:
-    """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir.  Returns the row."""
+    """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
+    maybe shared), artifact_dir (the cell's own).  Returns the row."""
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat") if k in task}
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
@@ -126,15 +163,21 @@ def run_cell(task: dict) -> dict:
         with inductor_config.patch(settings):
             from torch._inductor.graph import GraphLowering
 
+            from torch._dynamo.utils import counters
+
             compiled = torch.compile(model)
             t0 = time.perf_counter()
             codes: list[str] = []
-            with recording(reset_dynamo=True) as sink, \
+            tuned0 = _autotune_seconds()
+            with recording(reset_dynamo=True) as sink, _own_graph_caches(task["artifact_dir"]), \
                     mock.patch.object(GraphLowering, "save_output_code", codes.append):
                 actual = _step(compiled, inputs, loss_fn, mode)
                 if device.startswith("cuda"):
                     torch.cuda.synchronize()
             row["compile_s"] = round(time.perf_counter() - t0, 3)
+            row["autotune_s"] = round(_autotune_seconds() - tuned0, 3)
+            row["graph_cache_hits"] = counters["inductor"]["fxgraph_cache_hit"] + \
+                counters["aot_autograd"]["autograd_cache_hit"]
             row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
             census = summarize(sink)
             row.update(kernels=census.num_kernels, fused_nodes=census.fused_nodes, externs=len(census.externs),

@@ -65,7 +65,7 @@ def bench_main(argv) -> int:
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--mode", default="inference", choices=["inference", "training"])
-    p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, or module:function")
+    p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, real (all three), or module:function")
     p.add_argument("--models", default=None, help="comma list (default: the whole suite)")
     p.add_argument("--configs", default="full", help="comma list of configs or groups (paper, ours, kinds, full)")
     p.add_argument("--repeat", type=int, default=None, help="timed samples per cell (default 15 CPU, 50 CUDA)")
@@ -79,6 +79,13 @@ def bench_main(argv) -> int:
     _add_report_options(p)
     p.add_argument("--cpu-templates", action="store_true",
                    help="CPU: include matmul templates (max_autotune_gemm, ATEN,CPP) in `all` (slow autotuning)")
+    p.add_argument("--caches", default="shared", choices=["shared", "isolated"],
+                   help="shared (default): a model's cells share Inductor's autotuning and kernel caches (each "
+                        "cell's FX-graph/AOTAutograd artifacts stay its own), so a model autotunes once; "
+                        "isolated: every cell starts from an empty cache, as a first-time user would")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="where the shared caches live (kept; default: beside the results file, removed once "
+                        "every cell is done, kept while a run is unfinished so a resumed run stays warm)")
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
@@ -111,16 +118,18 @@ def bench_main(argv) -> int:
                 device_name=torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or "cpu",
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
-                cell_repeats=args.cell_repeats)
+                cell_repeats=args.cell_repeats, caches=args.caches)
     if args.cell_repeats < 1:
         raise UsageError(f"--cell-repeats {args.cell_repeats}: expected 1 or more")
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode, shard=args.shard,
-                 repeats=args.cell_repeats)
+                 repeats=args.cell_repeats, all_first=args.caches == "shared")
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
     t0 = time.perf_counter()
     try:
         rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
-                          timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates)
+                          timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
+                          caches=args.caches, cache_root=args.cache_dir,
+                          unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))
         print(f"\ninterrupted ({exc or 'Ctrl-C'}): {done} cells saved in {path}; the same command resumes",
@@ -133,7 +142,8 @@ def bench_main(argv) -> int:
     if len(mine) < len(rows):  # the file holds other cells too: its summary covers them all
         summary = report.summary_rows(list(rows.values()), args.baseline)
     save_results(path, rows, meta, summary=summary)
-    print(f"\nresults: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
+    print(f"\n{report.time_split(mine, meta['wall_s'])}")
+    print(f"results: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 
 
@@ -148,6 +158,7 @@ def merge_main(argv) -> int:
     summary = _emit(merged["cells"], args)
     with open(args.json, "w") as f:
         json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)
+    print(f"\n{report.time_split(merged['cells'])}")
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
     return 0
 

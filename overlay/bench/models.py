@@ -136,30 +136,39 @@ def embedded() -> dict:
     }
 
 
+#: Batch on CUDA, chosen so eager takes at least ~1 ms per call on an H200 in bfloat16 inference
+#: (the per-model table prints the eager time each run measured); CPU uses batch 2.
+VISION_BATCH, TEXT_BATCH, TEXT_LEN = 64, 32, 128
+
+
+def _image(device, dtype):
+    return torch.randn(_size(device, 2, VISION_BATCH), 3, 224, 224, device=device, dtype=dtype)
+
+
 def torchvision_suite() -> dict:
     import torchvision.models as tvm
 
-    def make(name, batch):
+    def make(name):
         def builder(device, dtype, mode):
             torch.manual_seed(0)
             model = getattr(tvm, name)(weights=None).to(device=device, dtype=dtype)
-            return model, (torch.randn(_size(device, 2, batch), 3, 224, 224, device=device, dtype=dtype),), _float_loss
+            return model, (_image(device, dtype),), _float_loss
         return builder
 
-    return {n: make(n, 32) for n in MODEL_NAMES["torchvision"]}
+    return {n: make(n) for n in MODEL_NAMES["torchvision"]}
 
 
 def timm_suite() -> dict:
     import timm
 
-    def make(name, batch):
+    def make(name):
         def builder(device, dtype, mode):
             torch.manual_seed(0)
             model = timm.create_model(name, pretrained=False).to(device=device, dtype=dtype)
-            return model, (torch.randn(_size(device, 2, batch), 3, 224, 224, device=device, dtype=dtype),), _float_loss
+            return model, (_image(device, dtype),), _float_loss
         return builder
 
-    return {n: make(n, 32) for n in MODEL_NAMES["timm"]}
+    return {n: make(n) for n in MODEL_NAMES["timm"]}
 
 
 def hf_suite() -> dict:
@@ -179,7 +188,8 @@ def hf_suite() -> dict:
             torch.manual_seed(0)
             config = getattr(transformers, config_cls)(**kw)
             model = LogitsOnly(getattr(transformers, model_cls)(config)).to(device=device, dtype=dtype)
-            ids = torch.randint(0, config.vocab_size, (_size(device, 2, 16), _size(device, 64, 128)), device=device)
+            ids = torch.randint(0, config.vocab_size, (_size(device, 2, TEXT_BATCH), _size(device, 64, TEXT_LEN)),
+                                device=device)
             return model, (ids,), _float_loss
         return builder
 
@@ -187,19 +197,46 @@ def hf_suite() -> dict:
         "bert_base": make("BertConfig", "BertForMaskedLM"),
         "gpt2": make("GPT2Config", "GPT2LMHeadModel"),
         "t5_small_encoder": make("T5Config", "T5EncoderModel", d_model=512, num_layers=6, num_heads=8, d_ff=2048),
+        "distilbert": make("DistilBertConfig", "DistilBertForMaskedLM"),
+        "roberta_base": make("RobertaConfig", "RobertaForMaskedLM"),
     }
     assert tuple(models) == MODEL_NAMES["hf"]
     return models
 
 
-SUITES = {"embedded": embedded, "torchvision": torchvision_suite, "timm": timm_suite, "hf": hf_suite}
+class MissingPackage:
+    """The builder of a model whose suite's package is not installed: its cells are reported as
+    n/a with this message (a group of suites runs what it can), never a crash."""
+
+    def __init__(self, package: str):
+        self.missing = f"needs {package}, which is not installed (pip install {package})"
+
+    def __call__(self, *args):
+        raise ImportError(self.missing)
+
+
+def real_suite() -> dict:
+    """Every real suite's models in one (torchvision, timm, hf), those of a missing package as
+    MissingPackage builders.  Model names are unique across the three."""
+    models = {}
+    for suite in REAL_SUITES:
+        try:
+            models.update(SUITES[suite]())
+        except ImportError:
+            models.update({name: MissingPackage(PACKAGES[suite]) for name in MODEL_NAMES[suite]})
+    return models
+
+
+SUITES = {"embedded": embedded, "torchvision": torchvision_suite, "timm": timm_suite, "hf": hf_suite,
+          "real": real_suite}
+REAL_SUITES = ("torchvision", "timm", "hf")
 #: What each real suite needs, and its models: listed without importing the package.
 PACKAGES = {"embedded": "torch", "torchvision": "torchvision", "timm": "timm", "hf": "transformers"}
 MODEL_NAMES = {
     "embedded": ("pointwise_chain", "norm_block", "attention", "conv_bn_block", "mlp_gelu", "tiny_lm"),
-    "torchvision": ("resnet18", "resnet50", "mobilenet_v3_small", "vit_b_16"),
-    "timm": ("resnet18", "convnext_tiny", "vit_tiny_patch16_224", "efficientnet_b0"),
-    "hf": ("bert_base", "gpt2", "t5_small_encoder"),
+    "torchvision": ("resnet18", "resnet50", "mobilenet_v3_large", "vit_b_16"),
+    "timm": ("convnext_tiny", "efficientnet_b0", "vit_small_patch16_224", "regnety_016"),
+    "hf": ("bert_base", "gpt2", "t5_small_encoder", "distilbert", "roberta_base"),
 }
 
 
@@ -211,11 +248,14 @@ def list_models() -> str:
         installed = importlib.util.find_spec(package) is not None
         lines.append(f"{suite:<12} ({package}: {'installed' if installed else 'NOT installed: pip install ' + package})")
         lines.extend(f"  {name}" for name in names)
+    lines.append(f"real         (the group: {', '.join(REAL_SUITES)}; a model whose package is missing is "
+                 f"reported n/a)")
     return "\n".join(lines)
 
 
 def load_suite(name: str) -> dict:
-    """A suite by name, or ``package.module:function`` returning {name: builder}."""
+    """A suite by name (``real``: the three real suites together), or ``package.module:function``
+    returning {name: builder}."""
     if ":" in name:
         module, attr = name.split(":", 1)
         try:

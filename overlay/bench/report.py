@@ -8,7 +8,7 @@ from .configs import CONFIGS, GROUPS
 from .runner import cell_key, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
-              "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "kernels", "fused_nodes", "externs",
+              "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "externs",
               "multi_op_kernels", "fx_ops", "graphs", "code_hash", "rel_error", "samples", "calls_per_sample", "setup_s", "timing_s", "cell_s", "wall_s", "message"]
 
 
@@ -222,6 +222,35 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
         for r in failures:
             lines.append(f"  {r['status'].upper()} {r['model']} / {r['config']}: {r.get('message', '')}")
     return "\n".join(lines)
+
+
+def time_split(cells: list[dict], wall_s: float | None = None) -> str:
+    """Where the cells' time went: autotuning, the rest of compiling, timing, model set-up (build,
+    inputs, the eager reference), other in-cell work (accuracy check, census), and process start and
+    exit; then cold (a model's first cell, empty cache) against warm compiles."""
+    ran = [c for c in cells if "cell_s" in c]
+    if not ran:
+        return "time split: no cell ran"
+    total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
+    autotune, compile_s, timing, setup, cell = (total(k) for k in ("autotune_s", "compile_s", "timing_s", "setup_s", "cell_s"))
+    process = sum((c.get("wall_s") or c["cell_s"]) - c["cell_s"] for c in ran)
+    other = cell - compile_s - timing - setup
+    parts = [("autotune", autotune), ("compile (rest)", compile_s - autotune), ("timing", timing),
+             ("model set-up + eager reference", setup), ("accuracy check, census, other", other),
+             ("process start/exit", process)]
+    died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
+    if died:
+        parts.append(("cells that died or timed out", died))
+    busy = cell + process + died
+    line = "time split over {} cells ({:.0f} s of cell processes{}): ".format(
+        len(ran), busy, f"; run wall {wall_s:.0f} s" if wall_s else "")
+    line += ", ".join(f"{name} {secs:.0f} s ({100 * secs / busy:.0f}%)" for name, secs in parts)
+    cold = [c["compile_s"] for c in ran if c.get("cache") == "cold" and c.get("compile_s") is not None]
+    warm = [c["compile_s"] for c in ran if c.get("cache") == "warm" and c.get("compile_s") is not None]
+    if cold and warm:
+        line += (f"\ncompile: {len(cold)} cold cells (a model's first, empty cache) mean {_mean(cold):.1f} s; "
+                 f"{len(warm)} warm cells (autotuning and kernels reused) mean {_mean(warm):.1f} s")
+    return line
 
 
 def write_csv(cells: list[dict], path: str, baseline: str = "pooled") -> None:

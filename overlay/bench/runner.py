@@ -22,19 +22,28 @@ def cell_key(row: dict) -> tuple:
 
 
 def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtype: str, mode: str,
-         shard: tuple[int, int] = (1, 1), repeats: int = 1) -> list[dict]:
+         shard: tuple[int, int] = (1, 1), repeats: int = 1, all_first: bool = False) -> list[dict]:
     """Every (model, config, repeat) cell, in a deterministic interleaved order (configs shuffled per
     model and repeat, so no config always runs first or last), then this shard's share.  Each repeat
-    is its own process: between processes is where most of the timing variance is."""
+    is its own process: between processes is where most of the timing variance is.
+
+    ``all_first`` (shared caches): a model's first cell is `all`, which autotunes every matmul the
+    other rows can reuse, and a shard takes whole models when there are at least as many models as
+    shards, so each model autotunes once per run, not once per shard."""
     cells = []
     rng = random.Random(0)
     for model in models:
         for r in range(repeats):
             order = list(configs)
             rng.shuffle(order)
+            if all_first and r == 0 and "all" in order:
+                order.remove("all")
+                order.insert(0, "all")
             cells += [dict(suite=suite, model=model, config=c, device=device, dtype=dtype, mode=mode, cell_repeat=r)
                       for c in order]
     k, n = shard
+    if all_first and len(models) >= n:
+        return [c for c in cells if models.index(c["model"]) % n == k - 1]
     return [c for i, c in enumerate(cells) if i % n == k - 1]
 
 
@@ -100,7 +109,7 @@ def _child(task, conn):
     """Runs in the fresh process: its output (autotuning tables, warnings) goes to a per-cell log."""
     from .cell import run_cell
 
-    log_path = os.path.join(task["cache_dir"], "cell.log")
+    log_path = os.path.join(task["artifact_dir"], "cell.log")
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     sys.stdout.flush(), sys.stderr.flush()
     os.dup2(log, 1), os.dup2(log, 2)
@@ -123,15 +132,35 @@ def _context(device: str):
     return ctx
 
 
+def cache_dirs(root: str, cell: dict, shared: bool) -> tuple[str, str]:
+    """(Inductor's cache directory, this cell's own directory for FX-graph/AOTAutograd artifacts and
+    its log).  Shared: one Inductor directory per model, setting and run, so its cells reuse the
+    model's autotuning results and compiled kernels; every cell's graph artifacts stay its own."""
+    name = "-".join(str(cell[k]) for k in ("model", "dtype", "mode", "device")).replace(":", "_").replace("/", "_")
+    own = tempfile.mkdtemp(dir=root, prefix=f"{name}-{cell['config']}-")
+    return (os.path.join(root, name) if shared else own), own
+
+
+def _has_files(path: str) -> bool:
+    return any(files for _, _, files in os.walk(path))
+
+
 def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
-               timeout: float, progress: bool = True, cpu_templates: bool = False) -> dict:
+               timeout: float, progress: bool = True, cpu_templates: bool = False,
+               caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
-    timeout, are run again), saving after each one."""
+    timeout, are run again), saving after each one.
+
+    ``caches``: "shared" (a model's cells share Inductor's autotuning and kernel caches under
+    ``cache_root``, which is kept until every cell is done, so a resumed run stays warm) or
+    "isolated" (every cell starts from an empty cache directory).  ``unavailable``: {model: why}
+    for models that cannot be built here (a missing package): their cells are n/a rows."""
     rows = load_results(results_path)
     rows = {k: r for k, r in rows.items() if r.get("status") != "error"}
     todo = [c for c in cells if cell_key(c) not in rows]
     for cell in todo:  # n/a rows are decided here, cheaply, and never vanish
-        why = CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"], cpu_templates)
+        why = (unavailable or {}).get(cell["model"]) or \
+            CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"], cpu_templates)
         if why:
             rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
     todo = [c for c in todo if cell_key(c) not in rows]
@@ -140,18 +169,28 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     save_results(results_path, rows, meta)
     bar = _progress(len(todo), progress)
     ctx = _context(todo[0]["device"]) if todo else None
-    cache_root = tempfile.mkdtemp(prefix="ia-bench-")
+    owned = cache_root is None  # ours to delete once every cell is done; a --cache-dir is the user's
+    cache_root = cache_root or os.path.splitext(results_path)[0] + ".inductor-cache"
+    os.makedirs(cache_root, exist_ok=True)
+    finished = False
     try:
         for cell in todo:
             bar.set_description(f"{cell['model']} / {cell['config']}")
+            cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
+            warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
             task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
-                    "cache_dir": tempfile.mkdtemp(dir=cache_root, prefix=f"{cell['model']}-{cell['config']}-")}
-            rows[cell_key(cell)] = _run_one(ctx, task, timeout)
+                    "cache_dir": cache_dir, "artifact_dir": artifact_dir}
+            row = _run_one(ctx, task, timeout)
+            row["cache"] = "warm" if warm else "cold"
+            rows[cell_key(cell)] = row
             save_results(results_path, rows, meta)
+            shutil.rmtree(artifact_dir, ignore_errors=True)
             bar.update(1)
+        finished = True
     finally:
         bar.close()
-        shutil.rmtree(cache_root, ignore_errors=True)
+        if owned and (finished or caches == "isolated"):
+            shutil.rmtree(cache_root, ignore_errors=True)
     return rows
 
 
