@@ -1,4 +1,4 @@
-"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge}``."""
+"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect}``."""
 from __future__ import annotations
 
 import argparse
@@ -135,7 +135,7 @@ def _bare_no_fuse(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = ("status", "list", "run", "census", "bench", "merge")
+COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect")
 
 
 def main(argv=None) -> int:
@@ -164,10 +164,15 @@ def _main(argv) -> int:
         p.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("bench", add_help=False, help="the ablation study (see `bench --help`)")
     sub.add_parser("merge", add_help=False, help="join bench results files (shards) into one report")
+    sub.add_parser("bisect", add_help=False, help="the first fusion/inlining decision that makes a command fail")
     if argv[:1] in (["bench"], ["merge"]):  # these parse their own options
         from .bench.cli import main as bench_main
 
         return bench_main(argv)
+    if argv[:1] == ["bisect"]:
+        from .bisector import main as bisect_main
+
+        return bisect_main(argv[1:])
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         parser.error(f"unknown option {argv[0]!r} before the command; commands: {', '.join(COMMANDS)}")
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:

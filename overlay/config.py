@@ -38,12 +38,13 @@ class _Patch(contextlib.ContextDecorator):
 
 
 class Config:
-    """The switches by name: no_fuse, no_inline, flush_every_node, one_kernel_per_op."""
+    """The switches by name: no_fuse, no_inline, flush_every_node, one_kernel_per_op, and the
+    decision limits fuse_limit, inline_limit."""
 
     def __init__(self):
         object.__setattr__(self, "_lock", threading.Lock())
         object.__setattr__(self, "_patches", [])  # (values, effective) of the active patch() blocks
-        defaults = {name: switches.parse(s, "0") for name, s in switches.SWITCHES.items()}
+        defaults = {name: switches.parse(s, s.off) for name, s in switches.SWITCHES.items()}
         object.__setattr__(self, "_global", defaults)
         object.__setattr__(self, "_global_effective", switches.effective(defaults))
 
@@ -86,7 +87,7 @@ class Config:
 
     def reset(self) -> None:
         """Every switch off, process-wide."""
-        self.update(**{name: "0" for name in switches.SWITCHES})
+        self.update(**{name: s.off for name, s in switches.SWITCHES.items()})
 
     def patch(self, **values) -> _Patch:
         """Override while the block runs: ``with config.patch(no_fuse=True): ...`` or as a decorator.

@@ -13,6 +13,8 @@ _SWITCH_PATCHES = {
     "no_inline": ["no-inline-realize"],
     "flush_every_node": ["flush-every-node"],
     "one_kernel_per_op": ["no-fuse-veto", "no-inline-realize", "flush-every-node"],
+    "fuse_limit": ["no-fuse-veto", "decision-log-fusion"],
+    "inline_limit": ["no-inline-realize"],
 }
 
 
@@ -33,8 +35,12 @@ def rows() -> list[dict]:
     values = config.values()
     for name, sw in switches.SWITCHES.items():
         value = values[name]
-        shown = ("all" if value == frozenset(switches.FUSION_KINDS) else ",".join(sorted(value)) or "off") \
-            if sw.takes_kinds else ("on" if value else "off")
+        if sw.is_limit:
+            shown = "unset" if value is None else str(value)
+        elif sw.takes_kinds:
+            shown = "all" if value == frozenset(switches.FUSION_KINDS) else ",".join(sorted(value)) or "off"
+        else:
+            shown = "on" if value else "off"
         out.append(dict(kind="switch", name=sw.env, doc=sw.doc, applies=patches_ok(_SWITCH_PATCHES[name]), value=shown))
     blocked = config.effective()["no_fuse"]
     for kind, doc in switches.FUSION_KINDS.items():

@@ -8,8 +8,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import os
 
+from . import decisions
 from .config import config
+from .decisions import fusion_made  # noqa: F401 (a hook: patched torch code calls it)
 from .switches import FUSION_KINDS
 
 _ALL_KINDS = frozenset(FUSION_KINDS)
@@ -23,7 +26,13 @@ def on(flag: str) -> bool:
 def ablating() -> bool:
     """True when any switch is on: the correctness fixes apply only then (all off = stock Inductor)."""
     eff = config.effective()
-    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"])
+    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"]
+                or eff["fuse_limit"] is not None or eff["inline_limit"] is not None)
+
+
+def decisions_active() -> bool:
+    """A decision limit is set or the decision log is on (decisions.py); else the hooks do nothing."""
+    return decisions.active()
 
 
 def kind_blocked(kind: str) -> bool:
@@ -70,6 +79,8 @@ def fusion_kind(node1, node2) -> str:
 def fusion_blocked(node1, node2) -> bool:
     """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
     kinds = config.effective()["no_fuse"]
+    if decisions.fusion_limit_reached():
+        return True
     if not kinds:
         return False
     if kinds == _ALL_KINDS:
@@ -109,14 +120,16 @@ def copy_if_reads(target, values):
     return values
 
 
-def realize_node_outputs(node, result) -> None:
-    """NO_INLINE: materialize every tensor an FX call_function node produced (views stay views)."""
+def _unrealized_outputs(node, result) -> list:
+    """The StorageBoxes of computed (Pointwise, Reduction, Scan, Sort) data an FX call_function
+    node's lowering produced and left unrealized: what Inductor may inline (views stay views)."""
     if node.op != "call_function":
-        return
+        return []
     import torch.utils._pytree as pytree
     from torch._inductor import ir
 
     computed = tuple(t for t in (getattr(ir, n, None) for n in ("Pointwise", "Reduction", "Scan", "Sort")) if t)
+    boxes = []
     for leaf in pytree.tree_leaves(result):
         if not isinstance(leaf, ir.TensorBox):
             continue
@@ -124,7 +137,23 @@ def realize_node_outputs(node, result) -> None:
         while isinstance(data, (ir.BaseView, ir.MutableBox)) and not isinstance(data, ir.StorageBox):
             data = data.data
         if isinstance(data, ir.StorageBox) and isinstance(data.data, computed):
-            data.realize()
+            boxes.append(data)
+    return boxes
+
+
+def inline_hooks_on() -> bool:
+    return on("no_inline") or decisions.active()
+
+
+def realize_node_outputs(node, result) -> None:
+    """After an FX node's lowering: NO_INLINE realizes every computed output; with a limit or the
+    log on, each output is an inlining decision, realized past INDUCTOR_INLINE_LIMIT."""
+    no_inline = on("no_inline")
+    counting = decisions.active()
+    for box in _unrealized_outputs(node, result):
+        realize = counting and decisions.inline_candidate(node, box)
+        if no_inline or realize:
+            box.realize()
 
 
 @functools.lru_cache(maxsize=None)
@@ -139,11 +168,20 @@ def _code_digest() -> str:
 
 
 def cache_tag():
-    """A value for Inductor's FX-graph / AOTAutograd cache keys; None (no change) when all off."""
+    """A value for Inductor's FX-graph / AOTAutograd cache keys; None (no change) when all off.
+    With the decision log on, a value of this process alone: a graph from the cache makes no
+    decisions, so a logged compile always compiles."""
+    if decisions.logging_on():
+        return ("inductor_ablate", "decision-log", os.getpid(), decisions.counts())
     if not ablating():
         return None
     eff = config.effective()
-    return ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
+    tag = ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
+    if eff["fuse_limit"] is not None or eff["inline_limit"] is not None:
+        # a limit counts decisions over the process: what this graph may do depends on how many
+        # the graphs before it made
+        tag += (eff["fuse_limit"], eff["inline_limit"], decisions.counts())
+    return tag
 
 
 # -- census recording: what each generated kernel holds ------------------------------------------

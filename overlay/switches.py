@@ -41,6 +41,12 @@ class Switch:
     env: str  # environment variable
     doc: str
     takes_kinds: bool = False
+    is_limit: bool = False  # a decision count (None = unset = stock), not on/off
+
+    @property
+    def off(self) -> str:
+        """The value that leaves Inductor as it is."""
+        return "" if self.is_limit else "0"
 
 
 SWITCHES = {
@@ -54,6 +60,12 @@ SWITCHES = {
                "flush after every scheduler node, so the C++ backend emits one function per node"),
         Switch("one_kernel_per_op", "INDUCTOR_ONE_KERNEL_PER_OP",
                "all of the above: no fusion, no inlining, a flush after every node"),
+        Switch("fuse_limit", "INDUCTOR_FUSE_LIMIT",
+               "allow only the first N scheduler fusions of the process (the decision log's numbering), "
+               "veto the rest; 0 = no fusion", is_limit=True),
+        Switch("inline_limit", "INDUCTOR_INLINE_LIMIT",
+               "leave only the first N FX nodes' outputs to Inductor's inlining, realize the rest; "
+               "0 = INDUCTOR_NO_INLINE", is_limit=True),
     )
 }
 STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
@@ -82,9 +94,27 @@ def parse_bool(value, where: str) -> bool:
     raise SwitchValueError(f"{where}={value!r} is not valid; valid values: {'/'.join(TRUE_WORDS + FALSE_WORDS[:-1])} (any case)")
 
 
+def parse_limit(value, where: str):
+    """A decision limit: None (unset: stock) or a count >= 0."""
+    if value is None or isinstance(value, str) and value.strip().lower() in ("", "none", "off"):
+        return None
+    if isinstance(value, bool):
+        raise SwitchValueError(f"{where}={value!r} is not valid; valid values: a count of decisions >= 0, or unset")
+    try:
+        count = int(str(value).strip())
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise SwitchValueError(f"{where}={value!r} is not valid; valid values: a count of decisions >= 0, or unset")
+    return count
+
+
 def parse(switch: Switch, value, where: str | None = None):
-    """Normalize a switch value: a bool, or for no_fuse a frozenset of fusion kinds."""
+    """Normalize a switch value: a bool, for no_fuse a frozenset of fusion kinds, for a limit None or
+    a count."""
     where = where or switch.env
+    if switch.is_limit:
+        return parse_limit(value, where)
     if not switch.takes_kinds:
         try:
             return parse_bool(value, where)
@@ -112,7 +142,7 @@ def from_environ(environ=None) -> dict:
     values = {}
     for switch in SWITCHES.values():
         raw = environ.get(switch.env)
-        values[switch.name] = parse(switch, raw if raw is not None else "0")
+        values[switch.name] = parse(switch, raw if raw is not None else switch.off)
     return values
 
 
@@ -122,12 +152,14 @@ def strict_from_environ(environ=None) -> bool:
 
 
 def effective(values: dict) -> dict:
-    """Resolve ONE_KERNEL_PER_OP into the three switches it implies."""
+    """Resolve ONE_KERNEL_PER_OP into the three switches it implies; the limits pass through."""
     all_on = values.get("one_kernel_per_op", False)
     return {
         "no_fuse": frozenset(FUSION_KINDS) if all_on else frozenset(values.get("no_fuse", ())),
         "no_inline": bool(all_on or values.get("no_inline")),
         "flush_every_node": bool(all_on or values.get("flush_every_node")),
+        "fuse_limit": values.get("fuse_limit"),
+        "inline_limit": values.get("inline_limit"),
     }
 
 
@@ -136,7 +168,9 @@ def to_environ(values: dict) -> dict[str, str]:
     env = {}
     for name, value in values.items():
         switch = SWITCHES[name]
-        if switch.takes_kinds:
+        if switch.is_limit:
+            env[switch.env] = "" if value is None else str(value)
+        elif switch.takes_kinds:
             kinds = frozenset(value)
             env[switch.env] = "1" if kinds == frozenset(FUSION_KINDS) else ",".join(sorted(kinds)) or "0"
         else:

@@ -15,9 +15,10 @@ PATCHES = [
         target="torch._inductor.graph",
         qualname="GraphLowering.run_node",
         at="before",
-        code="if __inductor_ablate__.on('no_inline'): __inductor_ablate__.realize_node_outputs(n, result)",
+        code="if __inductor_ablate__.inline_hooks_on(): __inductor_ablate__.realize_node_outputs(n, result)",
         flag="no_inline",
-        why="an unrealized buffer is inlined into its consumers; realize every FX node's outputs after lowering",
+        why="an unrealized buffer is inlined into its consumers; realize every FX node's outputs after lowering "
+            "(INDUCTOR_INLINE_LIMIT: those past the limit; the decision log numbers them)",
     ), _ORIGIN_NODE),
     *per_version(dict(
         slug="census-fx-node",

@@ -24,6 +24,18 @@ PATCHES = [
                            "checked, not patched"),
     }),
     dict(
+        slug="decision-log-fusion",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler.fuse_two_nodes",
+        anchor="def fuse_two_nodes(",
+        at="start",
+        code="if __inductor_ablate__.decisions_active(): __inductor_ablate__.fusion_made(self, node1, node2)",
+        flag="fuse_limit",
+        torch=">=2.11",
+        why="numbers and logs every fusion the scheduler makes (INDUCTOR_ABLATE_LOG, TORCH_LOGS), so "
+            "INDUCTOR_FUSE_LIMIT can veto those past the limit (a method from torch 2.11; a closure before)",
+    ),
+    dict(
         slug="no-fuse-foreach",
         target="torch._inductor.scheduler",
         qualname="Scheduler.create_foreach_nodes",

@@ -1,0 +1,148 @@
+"""The decision log and the decision limits (INDUCTOR_FUSE_LIMIT, INDUCTOR_INLINE_LIMIT).
+
+A *fusion decision* is a scheduler fusion Inductor makes (``Scheduler.fuse_two_nodes``); an
+*inlining decision* is an FX node whose computed output lowering leaves unrealized, free for
+Inductor to inline into its readers, or realizes.  Both are numbered from 1 in the order Inductor
+makes them in this process (and per graph), which is deterministic for a given program, so decision
+k of a run with limit N >= k is decision k of every such run: counter-based bisection as LLVM's
+``-opt-bisect-limit`` does it.
+
+Where the log goes: ``INDUCTOR_ABLATE_LOG=path`` appends one JSON object per decision; the Python
+logger ``inductor_ablate.decisions`` logs one line each at DEBUG (``TORCH_LOGS=+inductor_ablate``).
+Torch is imported lazily: this module must import without it.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+
+from .config import config
+
+LOG_ENV = "INDUCTOR_ABLATE_LOG"
+log = logging.getLogger("inductor_ablate.decisions")
+
+
+class _Counts:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        self.total = {"fusion": 0, "inline": 0}
+        self.graphs = 0
+
+
+_counts = _Counts()
+
+
+def reset() -> None:
+    """Start numbering again (a new program in the same process, e.g. a test)."""
+    with _counts.lock:
+        _counts.reset()
+
+
+def counts() -> tuple[int, int]:
+    """(fusions, inlining decisions) made so far in this process."""
+    return _counts.total["fusion"], _counts.total["inline"]
+
+
+def logging_on() -> bool:
+    return bool(os.environ.get(LOG_ENV)) or log.isEnabledFor(logging.DEBUG)
+
+
+def active() -> bool:
+    """Decisions are counted when a limit is set or the log is wanted; otherwise nothing runs."""
+    eff = config.effective()
+    return eff["fuse_limit"] is not None or eff["inline_limit"] is not None or logging_on()
+
+
+def fusion_limit_reached() -> bool:
+    """True once the process has made INDUCTOR_FUSE_LIMIT fusions: every later pair is vetoed."""
+    limit = config.effective()["fuse_limit"]
+    return limit is not None and _counts.total["fusion"] >= limit
+
+
+def _graph_index() -> int:
+    from torch._inductor.virtualized import V
+
+    graph = V.graph
+    index = getattr(graph, "_inductor_ablate_index", None)
+    if index is None:
+        with _counts.lock:
+            _counts.graphs += 1
+            index = _counts.graphs
+        graph._inductor_ablate_index = index
+        graph._inductor_ablate_counts = {"fusion": 0, "inline": 0}
+    return index
+
+
+def _next(kind: str) -> tuple[int, int, int]:
+    """(number in the process, graph index, number in the graph) for the next decision of ``kind``."""
+    from torch._inductor.virtualized import V
+
+    graph = _graph_index()
+    with _counts.lock:
+        _counts.total[kind] += 1
+        V.graph._inductor_ablate_counts[kind] += 1
+        return _counts.total[kind], graph, V.graph._inductor_ablate_counts[kind]
+
+
+def _ops(node) -> list[str]:
+    """The FX ops a scheduler node (fused or not) computes, as ``name:target``, sorted."""
+    ops = set()
+    for snode in node.get_nodes():
+        for origin in getattr(snode.node, "origins", ()) or ():
+            if getattr(origin, "op", None) == "call_function":
+                ops.add(f"{origin.name}:{origin.target}")
+    return sorted(ops)
+
+
+def _emit(record: dict) -> None:
+    path = os.environ.get(LOG_ENV)
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+    if log.isEnabledFor(logging.DEBUG):
+        if record["decision"] == "fusion":
+            log.debug("#%d graph %d.%d fusion %s: %s %s + %s %s (score %s)", record["n"], record["graph"],
+                      record["graph_n"], record["kind"], record["node1"], record["ops1"], record["node2"],
+                      record["ops2"], record["score"])
+        else:
+            log.debug("#%d graph %d.%d inline: %s %s -> %s", record["n"], record["graph"], record["graph_n"],
+                      record["fx_node"], record["op"], record["result"])
+
+
+def fusion_made(scheduler, node1, node2) -> None:
+    """Called first thing in Scheduler.fuse_two_nodes: number the fusion and log it."""
+    from .runtime import fusion_kind
+
+    n, graph, graph_n = _next("fusion")
+    try:
+        score = scheduler.score_fusion_memory(node1, node2)
+    except Exception:  # a log field must never break compilation
+        score = None
+    _emit({"decision": "fusion", "n": n, "graph": graph, "graph_n": graph_n, "kind": fusion_kind(node1, node2),
+           "node1": node1.get_name(), "node2": node2.get_name(), "ops1": _ops(node1), "ops2": _ops(node2),
+           "score": score})
+
+
+def inline_candidate(fx_node, box) -> bool:
+    """An FX node's unrealized computed output: number it, and return True to realize it (beyond
+    INDUCTOR_INLINE_LIMIT) or False to leave it to Inductor (which may still realize it)."""
+    n, graph, graph_n = _next("inline")
+    limit = config.effective()["inline_limit"]
+    realize = limit is not None and n > limit
+    _emit({"decision": "inline", "n": n, "graph": graph, "graph_n": graph_n, "fx_node": fx_node.name,
+           "op": str(fx_node.target), "result": "realized (limit)" if realize else "left to Inductor"})
+    return realize
+
+
+def read_log(path: str, kind: str | None = None) -> list[dict]:
+    """The records of a JSONL decision log (``kind``: "fusion" or "inline" only)."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return [r for r in records if kind is None or r["decision"] == kind]
