@@ -23,18 +23,20 @@ PATCHES = [
                        why="fixed upstream in torch 2.15 (renames re-applied whenever the node has any): "
                            "checked, not patched"),
     }),
-    dict(
+    # Before 2.11 fuse_two_nodes is a closure inside fuse_nodes_once (self is in its scope); this
+    # anchor was read in public torch source, not yet applied on a 2.9/2.10 install.
+    *per_version(dict(
         slug="decision-log-fusion",
         target="torch._inductor.scheduler",
-        qualname="Scheduler.fuse_two_nodes",
-        anchor="def fuse_two_nodes(",
-        at="start",
         code="if __inductor_ablate__.decisions_active(): __inductor_ablate__.fusion_made(self, node1, node2)",
         flag="fuse_limit",
-        torch=">=2.11",
         why="numbers and logs every fusion the scheduler makes (INDUCTOR_ABLATE_LOG, TORCH_LOGS), so "
-            "INDUCTOR_FUSE_LIMIT can veto those past the limit (a method from torch 2.11; a closure before)",
-    ),
+            "INDUCTOR_FUSE_LIMIT can veto those past the limit",
+    ), {
+        "<2.11": dict(qualname="Scheduler.fuse_nodes_once", anchor='fusion_log.debug("fusing %s with %s"',
+                      at="before"),
+        ">=2.11": dict(qualname="Scheduler.fuse_two_nodes", anchor="def fuse_two_nodes(", at="start"),
+    }),
     dict(
         slug="no-fuse-foreach",
         target="torch._inductor.scheduler",
