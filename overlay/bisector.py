@@ -1,5 +1,6 @@
 """``python -m inductor_ablate bisect [--fuse|--inline] -- COMMAND ...``: the first fusion (or
-inlining) decision that makes COMMAND fail.
+inlining) decision that makes COMMAND fail; ``bisect --rank --metric CMD``: what each of the top
+fusions is worth to a number CMD prints (a latency).
 
 COMMAND runs with every decision allowed (it must fail: a non-zero exit, so a script can check its
 own accuracy), with none allowed (it must pass), then with ``INDUCTOR_FUSE_LIMIT`` /
@@ -8,11 +9,22 @@ own accuracy), with none allowed (it must pass), then with ``INDUCTOR_FUSE_LIMIT
 k or more (decisions.py), so the answer is the record of decision k in the log of the run at limit
 k.  Every run compiles afresh: Inductor's FX-graph and AOTAutograd caches are off in the runs, since
 a cached graph makes no decisions.
+
+``--rank``: one run of the metric command logs the fusions; the ``--top`` with the highest memory
+score (Inductor's own ranking term) are the candidates.  Then ``--repeats`` rounds, each running the
+command once with every fusion and once per candidate with ``INDUCTOR_FUSE_SKIP`` vetoing it alone
+(leave-one-out), in an order rotated per round so drift does not favour one.  A candidate's worth is
+its metric without it minus with it, paired within each round, with a bootstrap 95% interval over
+the rounds.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
+import random
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -36,15 +48,19 @@ class Run:
         return f"limit {limit}: exit {self.proc.returncode}, {len(self.records)} decisions"
 
 
-def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout: float) -> Run:
+def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout: float,
+         skip: int | None = None, name: str | None = None) -> Run:
     record_kind, variable = KINDS[kind]
-    log = os.path.join(workdir, f"decisions-{'all' if limit is None else limit}.jsonl")
+    log = os.path.join(workdir, f"decisions-{name or ('all' if limit is None else limit)}.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    env = {k: v for k, v in os.environ.items() if k not in ("INDUCTOR_FUSE_LIMIT", "INDUCTOR_INLINE_LIMIT")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("INDUCTOR_FUSE_LIMIT", "INDUCTOR_INLINE_LIMIT", "INDUCTOR_FUSE_SKIP")}
     env.update({decisions.LOG_ENV: log, "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})
     if limit is not None:
         env[variable] = str(limit)
+    if skip is not None:
+        env["INDUCTOR_FUSE_SKIP"] = str(skip)
     try:
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
@@ -98,16 +114,132 @@ def bisect(command: list[str], kind: str = "fuse", timeout: float = 900, out=pri
         return {"decision": record, "runs": runs, "lo": lo, "hi": hi, "limit": hi_limit, "total": total}
 
 
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def metric_value(stdout: str) -> float | None:
+    """The last number the metric command printed (None if it printed none)."""
+    numbers = _NUMBER.findall(stdout)
+    return float(numbers[-1]) if numbers else None
+
+
+def _interval(diffs: list[float], seed: str) -> tuple[float, float] | None:
+    """Bootstrap 95% interval of the mean of ``diffs`` (None for fewer than 2)."""
+    if len(diffs) < 2:
+        return None
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(2000))
+    return means[int(0.025 * 1999)], means[int(0.975 * 1999)]
+
+
+def _short_ops(ops: list[str], most: int = 4) -> str:
+    targets = sorted({op.split(":", 1)[-1].replace("aten.", "").rsplit(".", 1)[0] for op in ops})
+    return ",".join(targets[:most]) + (f",+{len(targets) - most}" if len(targets) > most else "")
+
+
+def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 900, out=print) -> dict:
+    """Leave-one-out over the ``top`` fusions by memory score: see the module docstring."""
+    with tempfile.TemporaryDirectory(prefix="ia-rank-") as workdir:
+        first = _run(command, "fuse", None, workdir, timeout, name="log")
+        value = metric_value(first.proc.stdout)
+        if first.failed or value is None:
+            why = f"exit {first.proc.returncode}" if first.failed else "printed no number"
+            raise UsageError(f"bisect --rank: the metric command {why} with every fusion allowed; its output ends:\n"
+                             f"{_tail(first.proc.stderr or first.proc.stdout)}")
+        fusions = [r for r in first.records if r.get("result", "fused") == "fused"]
+        if not fusions:
+            raise UsageError("bisect --rank: the metric command made no fusion (is it compiling with torch.compile, "
+                             "in this Python?)")
+        candidates = sorted(fusions, key=lambda r: (-(r["score"] or 0), r["n"]))[:top]
+        out(f"run 1: every fusion, metric {value:g}, {len(fusions)} fusions; candidates: the {len(candidates)} "
+            f"with the highest memory score (#{', #'.join(str(r['n']) for r in candidates)})")
+        variants = [None] + [r["n"] for r in candidates]
+        samples: dict = {v: [] for v in variants}
+        problems: dict = {v: [] for v in variants}
+        runs = 1
+        for round_ in range(repeats):
+            shift = round_ % len(variants)
+            for skip in variants[shift:] + variants[:shift]:
+                run = _run(command, "fuse", None, workdir, timeout, skip=skip, name=f"r{round_}-{skip}")
+                runs += 1
+                value = metric_value(run.proc.stdout)
+                vetoed = skip is None or any(r["n"] == skip and r["result"].startswith("vetoed") for r in run.records)
+                ok = not run.failed and value is not None and vetoed
+                if not ok:
+                    problems[skip].append(f"exit {run.proc.returncode}" if run.failed else
+                                          "no number printed" if value is None else f"decision #{skip} not made")
+                samples[skip].append(value if ok else None)
+            out(f"round {round_ + 1}/{repeats}: {len(variants)} runs")
+        if problems[None]:
+            raise UsageError(f"bisect --rank: the metric command failed with every fusion allowed: {problems[None][0]}")
+        base = samples[None]
+        rows = []
+        for record in candidates:
+            n = record["n"]
+            diffs = [s - b for s, b in zip(samples[n], base) if s is not None]
+            mean = sum(diffs) / len(diffs) if diffs else None
+            ci = _interval(diffs, f"rank{n}")
+            rows.append(dict(record=record, n=n, samples=samples[n], diffs=diffs, change=mean,
+                             change_lo=ci and ci[0], change_hi=ci and ci[1], problems=problems[n],
+                             significant=bool(ci and (ci[0] > 0 or ci[1] < 0))))
+        rows.sort(key=lambda r: (r["change"] is None, -(r["change"] or 0)))
+        return {"rows": rows, "base": base, "runs": runs, "fusions": len(fusions), "repeats": repeats, "top": top,
+                "command": command}
+
+
+def print_ranking(result: dict) -> None:
+    base = sorted(result["base"])
+    median = base[len(base) // 2]
+    print(f"\n{result['runs']} runs; metric with every fusion: median {median:g} over {len(base)} rounds "
+          f"(min {base[0]:g}, max {base[-1]:g})")
+    print("change = metric with the fusion vetoed minus with every fusion, paired by round (for a latency, "
+          "+ = the fusion saves that much); [95% bootstrap interval]; * = interval excludes 0")
+    header = f"{'rank':>4}  {'#':>5}  {'kind':<12} {'score':>10}  {'change':>10}  {'interval':<24} {'%':>7}  fusion"
+    print(header)
+    for i, row in enumerate(result["rows"], 1):
+        rec = row["record"]
+        if row["change"] is None:
+            change, interval, pct = "n/a", "; ".join(sorted(set(row["problems"]))), ""
+        else:
+            change = f"{row['change']:+.4g}" + ("*" if row["significant"] else "")
+            interval = f"[{row['change_lo']:+.4g}, {row['change_hi']:+.4g}]" if row["change_lo"] is not None else "(1 round)"
+            pct = f"{100 * row['change'] / median:+.1f}%" if median else ""
+        print(f"{i:>4}  {row['n']:>5}  {rec['kind']:<12} {rec['score'] or 0:>10}  {change:>10}  {interval:<24} {pct:>7}  "
+              f"{rec['node1']} ({_short_ops(rec['ops1'])}) + {rec['node2']} ({_short_ops(rec['ops2'])})")
+
+
 def main(argv: list[str]) -> int:
     p = OneLineParser(prog="python -m inductor_ablate bisect",
-                      description="find the first fusion (or inlining) decision that makes a command fail")
+                      description="find the first fusion (or inlining) decision that makes a command fail; or, "
+                                  "with --rank --metric CMD, what each of the top fusions is worth to CMD's number")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--fuse", action="store_const", const="fuse", dest="kind", help="fusion decisions (default)")
     which.add_argument("--inline", action="store_const", const="inline", dest="kind", help="inlining decisions")
     p.add_argument("--timeout", type=float, default=900, help="seconds per run (default 900)")
-    p.add_argument("command", nargs="+", help="-- then the command, e.g. -- python script.py")
+    p.add_argument("--rank", action="store_true", help="leave-one-out over the top fusions (needs --metric)")
+    p.add_argument("--metric", metavar="CMD", help="a command (one string) whose last printed number is measured, "
+                                                   "e.g. 'python latency.py' (with --rank)")
+    p.add_argument("--top", type=int, default=5, help="fusions to rank, by memory score (default 5)")
+    p.add_argument("--repeats", type=int, default=5, help="rounds of runs for --rank (default 5)")
+    p.add_argument("--json", metavar="PATH", help="with --rank: write the ranking here")
+    p.add_argument("command", nargs="*", help="-- then the command, e.g. -- python script.py")
     args = p.parse_args(argv)
     kind = args.kind or "fuse"
+    if args.rank or args.metric:
+        if not (args.rank and args.metric):
+            raise UsageError("bisect: --rank and --metric CMD go together (rank the top fusions by CMD's number)")
+        if kind != "fuse" or args.command:
+            raise UsageError("bisect --rank: ranks fusions only, by the --metric command (no -- COMMAND)")
+        if args.top < 1 or args.repeats < 1:
+            raise UsageError(f"bisect --rank: --top and --repeats must be at least 1 (got {args.top}, {args.repeats})")
+        result = rank(shlex.split(args.metric), args.top, args.repeats, args.timeout)
+        print_ranking(result)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
+        return 0
+    if not args.command:
+        raise UsageError("bisect: give the command after --, e.g. bisect -- python script.py")
     result = bisect(args.command, kind, args.timeout)
     record = result["decision"]
     expected = 2 + math.ceil(math.log2(max(result["total"], 1)))

@@ -5,7 +5,9 @@ A *fusion decision* is a scheduler fusion Inductor makes (``Scheduler.fuse_two_n
 Inductor to inline into its readers, or realizes.  Both are numbered from 1 in the order Inductor
 makes them in this process (and per graph), which is deterministic for a given program, so decision
 k of a run with limit N >= k is decision k of every such run: counter-based bisection as LLVM's
-``-opt-bisect-limit`` does it.
+``-opt-bisect-limit`` does it.  ``INDUCTOR_FUSE_SKIP=k`` vetoes fusion k alone (leave-one-out, as
+GCC's ``-fdbg-cnt`` ranges do): it is numbered and logged as vetoed, and its two sides are kept
+apart for the rest of the graph, so a later round cannot make the same fusion under a new number.
 
 Where the log goes: ``INDUCTOR_ABLATE_LOG=path`` appends one JSON object per decision; the Python
 logger ``inductor_ablate.decisions`` logs one line each at DEBUG (``TORCH_LOGS=+inductor_ablate``).
@@ -17,6 +19,7 @@ import json
 import logging
 import os
 import threading
+import uuid
 
 from .config import config
 
@@ -32,6 +35,8 @@ class _Counts:
     def reset(self):
         self.total = {"fusion": 0, "inline": 0}
         self.graphs = 0
+        self.nonce = uuid.uuid4().hex  # this numbering's own cache-key value (runtime.cache_tag)
+        self.log_path, self.log_file = None, None
 
 
 _counts = _Counts()
@@ -40,6 +45,8 @@ _counts = _Counts()
 def reset() -> None:
     """Start numbering again (a new program in the same process, e.g. a test)."""
     with _counts.lock:
+        if _counts.log_file is not None:
+            _counts.log_file.close()
         _counts.reset()
 
 
@@ -52,16 +59,34 @@ def logging_on() -> bool:
     return bool(os.environ.get(LOG_ENV)) or log.isEnabledFor(logging.DEBUG)
 
 
+def nonce() -> str:
+    return _counts.nonce
+
+
 def active() -> bool:
-    """Decisions are counted when a limit is set or the log is wanted; otherwise nothing runs."""
+    """Decisions are counted when a limit or a skip is set or the log is wanted; otherwise nothing runs."""
     eff = config.effective()
-    return eff["fuse_limit"] is not None or eff["inline_limit"] is not None or logging_on()
+    return (eff["fuse_limit"] is not None or eff["inline_limit"] is not None or bool(eff["fuse_skip"])
+            or logging_on())
 
 
 def fusion_limit_reached() -> bool:
     """True once the process has made INDUCTOR_FUSE_LIMIT fusions: every later pair is vetoed."""
     limit = config.effective()["fuse_limit"]
     return limit is not None and _counts.total["fusion"] >= limit
+
+
+def _members(node) -> frozenset:
+    return frozenset(n.get_name() for n in node.get_nodes())
+
+
+def kept_apart(node1, node2) -> bool:
+    """True if the pair would join the two sides of a fusion INDUCTOR_FUSE_SKIP vetoed in this graph."""
+    apart = getattr(getattr(node1, "scheduler", None), "_inductor_ablate_apart", None)
+    if not apart:
+        return False
+    m1, m2 = _members(node1), _members(node2)
+    return any((a & m1 and b & m2) or (a & m2 and b & m1) for a, b in apart)
 
 
 def _graph_index() -> int:
@@ -102,40 +127,53 @@ def _ops(node) -> list[str]:
 def _emit(record: dict) -> None:
     path = os.environ.get(LOG_ENV)
     if path:
-        with open(path, "a") as f:
-            f.write(json.dumps(record) + "\n")
+        with _counts.lock:  # one open file per path, a line written and flushed per record
+            if _counts.log_path != path or _counts.log_file is None or _counts.log_file.closed:
+                if _counts.log_file is not None:
+                    _counts.log_file.close()
+                _counts.log_path, _counts.log_file = path, open(path, "a", buffering=1)
+            _counts.log_file.write(json.dumps(record) + "\n")
     if log.isEnabledFor(logging.DEBUG):
         if record["decision"] == "fusion":
-            log.debug("#%d graph %d.%d fusion %s: %s %s + %s %s (score %s)", record["n"], record["graph"],
-                      record["graph_n"], record["kind"], record["node1"], record["ops1"], record["node2"],
-                      record["ops2"], record["score"])
+            log.debug("#%d graph %d.%d fusion %s %s: %s %s + %s %s (score %s)", record["n"], record["graph"],
+                      record["graph_n"], record["kind"], record["result"], record["node1"], record["ops1"],
+                      record["node2"], record["ops2"], record["score"])
         else:
             log.debug("#%d graph %d.%d inline: %s %s -> %s", record["n"], record["graph"], record["graph_n"],
                       record["fx_node"], record["op"], record["result"])
 
 
-def fusion_made(scheduler, node1, node2) -> None:
-    """Called first thing in Scheduler.fuse_two_nodes: number the fusion and log it."""
+def fusion_made(scheduler, node1, node2) -> bool:
+    """Called first thing in Scheduler.fuse_two_nodes: number the fusion and log it.  True vetoes
+    it (its number is in INDUCTOR_FUSE_SKIP): the caller returns without fusing."""
     from .runtime import fusion_kind
 
     n, graph, graph_n = _next("fusion")
+    skip = n in config.effective()["fuse_skip"]
+    if skip:
+        if not hasattr(scheduler, "_inductor_ablate_apart"):
+            scheduler._inductor_ablate_apart = []
+        scheduler._inductor_ablate_apart.append((_members(node1), _members(node2)))
     try:
         score = scheduler.score_fusion_memory(node1, node2)
     except Exception:  # a log field must never break compilation
         score = None
     _emit({"decision": "fusion", "n": n, "graph": graph, "graph_n": graph_n, "kind": fusion_kind(node1, node2),
            "node1": node1.get_name(), "node2": node2.get_name(), "ops1": _ops(node1), "ops2": _ops(node2),
-           "score": score})
+           "score": score, "result": "vetoed (INDUCTOR_FUSE_SKIP)" if skip else "fused"})
+    return skip
 
 
 def inline_candidate(fx_node, box) -> bool:
     """An FX node's unrealized computed output: number it, and return True to realize it (beyond
     INDUCTOR_INLINE_LIMIT) or False to leave it to Inductor (which may still realize it)."""
     n, graph, graph_n = _next("inline")
-    limit = config.effective()["inline_limit"]
-    realize = limit is not None and n > limit
+    eff = config.effective()
+    realize = eff["inline_limit"] is not None and n > eff["inline_limit"]
+    result = ("realized (INDUCTOR_NO_INLINE)" if eff["no_inline"] else "realized (limit)" if realize
+              else "left to Inductor")
     _emit({"decision": "inline", "n": n, "graph": graph, "graph_n": graph_n, "fx_node": fx_node.name,
-           "op": str(fx_node.target), "result": "realized (limit)" if realize else "left to Inductor"})
+           "op": str(fx_node.target), "result": result})
     return realize
 
 

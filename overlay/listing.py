@@ -15,6 +15,7 @@ _SWITCH_PATCHES = {
     "one_kernel_per_op": ["no-fuse-veto", "no-inline-realize", "flush-every-node"],
     "fuse_limit": ["no-fuse-veto", "decision-log-fusion"],
     "inline_limit": ["no-inline-realize"],
+    "fuse_skip": ["no-fuse-veto", "decision-log-fusion"],
 }
 
 
@@ -37,6 +38,8 @@ def rows() -> list[dict]:
         value = values[name]
         if sw.is_limit:
             shown = "unset" if value is None else str(value)
+        elif sw.is_numbers:
+            shown = ",".join(str(n) for n in sorted(value)) or "unset"
         elif sw.takes_kinds:
             shown = "all" if value == frozenset(switches.FUSION_KINDS) else ",".join(sorted(value)) or "off"
         else:

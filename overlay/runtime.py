@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import os
 
 from . import decisions
 from .config import config
@@ -26,7 +25,7 @@ def on(flag: str) -> bool:
 def ablating() -> bool:
     """True when any switch is on: the correctness fixes apply only then (all off = stock Inductor)."""
     eff = config.effective()
-    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"]
+    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"] or eff["fuse_skip"]
                 or eff["fuse_limit"] is not None or eff["inline_limit"] is not None)
 
 
@@ -78,8 +77,9 @@ def fusion_kind(node1, node2) -> str:
 
 def fusion_blocked(node1, node2) -> bool:
     """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
-    kinds = config.effective()["no_fuse"]
-    if decisions.fusion_limit_reached():
+    eff = config.effective()
+    kinds = eff["no_fuse"]
+    if decisions.fusion_limit_reached() or eff["fuse_skip"] and decisions.kept_apart(node1, node2):
         return True
     if not kinds:
         return False
@@ -169,19 +169,17 @@ def _code_digest() -> str:
 
 def cache_tag():
     """A value for Inductor's FX-graph / AOTAutograd cache keys; None (no change) when all off.
-    With the decision log on, a value of this process alone: a graph from the cache makes no
-    decisions, so a logged compile always compiles."""
-    if decisions.logging_on():
-        return ("inductor_ablate", "decision-log", os.getpid(), decisions.counts())
+
+    With the decision log, a limit or a skip on, a value of this process's numbering alone: a graph
+    from the cache makes no decisions, so it would neither log nor count them, and every later graph
+    of the process would be numbered (and limited) wrongly.  Those compiles always compile; the
+    kernel and autotuning caches still serve them."""
+    if decisions.active():
+        return ("inductor_ablate", "decisions", decisions.nonce(), decisions.counts())
     if not ablating():
         return None
     eff = config.effective()
-    tag = ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
-    if eff["fuse_limit"] is not None or eff["inline_limit"] is not None:
-        # a limit counts decisions over the process: what this graph may do depends on how many
-        # the graphs before it made
-        tag += (eff["fuse_limit"], eff["inline_limit"], decisions.counts())
-    return tag
+    return ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
 
 
 # -- census recording: what each generated kernel holds ------------------------------------------

@@ -42,11 +42,12 @@ class Switch:
     doc: str
     takes_kinds: bool = False
     is_limit: bool = False  # a decision count (None = unset = stock), not on/off
+    is_numbers: bool = False  # a set of decision numbers (empty = stock)
 
     @property
     def off(self) -> str:
         """The value that leaves Inductor as it is."""
-        return "" if self.is_limit else "0"
+        return "" if self.is_limit or self.is_numbers else "0"
 
 
 SWITCHES = {
@@ -66,6 +67,10 @@ SWITCHES = {
         Switch("inline_limit", "INDUCTOR_INLINE_LIMIT",
                "leave only the first N FX nodes' outputs to Inductor's inlining, realize the rest; "
                "0 = INDUCTOR_NO_INLINE", is_limit=True),
+        Switch("fuse_skip", "INDUCTOR_FUSE_SKIP",
+               "veto only the scheduler fusions with these numbers in the decision log (a comma list of "
+               "numbers or ranges a-b), and keep their two sides apart for the rest of the graph",
+               is_numbers=True),
     )
 }
 STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
@@ -109,12 +114,41 @@ def parse_limit(value, where: str):
     return count
 
 
+def parse_numbers(value, where: str) -> frozenset:
+    """Decision numbers: empty (unset: stock), or a comma list of numbers >= 1 and ranges a-b."""
+    bad = SwitchValueError(f"{where}={value!r} is not valid; valid values: decision numbers >= 1 as a comma "
+                           f"list with ranges (3,17,20-25), or unset")
+    if value is None or isinstance(value, bool):
+        if value is None:
+            return frozenset()
+        raise bad
+    if isinstance(value, int):
+        value = str(value)
+    items = [str(v) for v in value] if isinstance(value, (set, frozenset, list, tuple)) else str(value).split(",")
+    numbers = set()
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        lo, _, hi = item.partition("-")
+        if not lo.strip().isdigit() or (hi and not hi.strip().isdigit()):
+            raise bad
+        lo, hi = int(lo), int(hi or lo)
+        if lo < 1 or hi < lo or hi - lo > 1_000_000:
+            raise bad
+        numbers.update(range(lo, hi + 1))
+    if not numbers and "".join(items).strip():
+        raise bad
+    return frozenset(numbers)
+
+
 def parse(switch: Switch, value, where: str | None = None):
     """Normalize a switch value: a bool, for no_fuse a frozenset of fusion kinds, for a limit None or
     a count."""
     where = where or switch.env
     if switch.is_limit:
         return parse_limit(value, where)
+    if switch.is_numbers:
+        return parse_numbers(value, where)
     if not switch.takes_kinds:
         try:
             return parse_bool(value, where)
@@ -160,6 +194,7 @@ def effective(values: dict) -> dict:
         "flush_every_node": bool(all_on or values.get("flush_every_node")),
         "fuse_limit": values.get("fuse_limit"),
         "inline_limit": values.get("inline_limit"),
+        "fuse_skip": frozenset(values.get("fuse_skip", ())),
     }
 
 
@@ -170,6 +205,8 @@ def to_environ(values: dict) -> dict[str, str]:
         switch = SWITCHES[name]
         if switch.is_limit:
             env[switch.env] = "" if value is None else str(value)
+        elif switch.is_numbers:
+            env[switch.env] = ",".join(str(n) for n in sorted(value))
         elif switch.takes_kinds:
             kinds = frozenset(value)
             env[switch.env] = "1" if kinds == frozenset(FUSION_KINDS) else ",".join(sorted(kinds)) or "0"

@@ -28,10 +28,12 @@ PATCHES = [
     *per_version(dict(
         slug="decision-log-fusion",
         target="torch._inductor.scheduler",
-        code="if __inductor_ablate__.decisions_active(): __inductor_ablate__.fusion_made(self, node1, node2)",
+        code="if __inductor_ablate__.decisions_active() and __inductor_ablate__.fusion_made(self, node1, node2): "
+             "return node1",
         flag="fuse_limit",
         why="numbers and logs every fusion the scheduler makes (INDUCTOR_ABLATE_LOG, TORCH_LOGS), so "
-            "INDUCTOR_FUSE_LIMIT can veto those past the limit",
+            "INDUCTOR_FUSE_LIMIT can veto those past the limit and INDUCTOR_FUSE_SKIP the ones it names "
+            "(returning before the fusion: callers do not use the fused node)",
     ), {
         "<2.11": dict(qualname="Scheduler.fuse_nodes_once", anchor='fusion_log.debug("fusing %s with %s"',
                       at="before"),

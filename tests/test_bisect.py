@@ -5,6 +5,7 @@ scheduler fusion can put two ops in one C++ function (named after its ops).  The
 the script declares wrong any function that computes both sin and cos, as an accuracy check would."""
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -49,9 +50,16 @@ def _script(tmp_path, text=PROGRAM):
     return str(path)
 
 
-def _run(script, **env):
-    return subprocess.run([sys.executable, script], env=clean_env(TORCHINDUCTOR_FX_GRAPH_CACHE="0", **env),
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts")
+
+
+def _run_argv(argv, **env):
+    return subprocess.run(argv, env=clean_env(TORCHINDUCTOR_FX_GRAPH_CACHE="0", **env),
                           capture_output=True, text=True, timeout=600)
+
+
+def _run(script, **env):
+    return _run_argv([sys.executable, script], **env)
 
 
 def _log(path):
@@ -73,6 +81,17 @@ def test_decisions_are_numbered_the_same_in_every_run(tmp_path):
     log = tmp_path / "limited.jsonl"
     _run(script, INDUCTOR_ABLATE_LOG=str(log), INDUCTOR_FUSE_LIMIT="3")
     assert [r for r in _log(log) if r["decision"] == "fusion"] == fusions[:3]
+    # a skip vetoes that one decision (numbered and logged), the ones before it stay as they were,
+    # and its two sides are never fused later under another number
+    log = tmp_path / "skipped.jsonl"
+    _run(script, INDUCTOR_ABLATE_LOG=str(log), INDUCTOR_FUSE_SKIP="3")
+    skipped = [r for r in _log(log) if r["decision"] == "fusion"]
+    assert skipped[:2] == fusions[:2]
+    assert {**skipped[2], "result": "fused"} == fusions[2] and skipped[2]["result"] == "vetoed (INDUCTOR_FUSE_SKIP)"
+    side1, side2 = set(fusions[2]["node1"].split("_")), set(fusions[2]["node2"].split("_"))
+    for r in skipped[3:]:
+        joined = set(r["node1"].split("_")) | set(r["node2"].split("_"))
+        assert not (side1 & joined and side2 & joined), r
 
 
 def test_limit_zero_is_the_full_switch_and_unset_is_stock(tmp_path):
@@ -81,13 +100,15 @@ def test_limit_zero_is_the_full_switch_and_unset_is_stock(tmp_path):
     for name, env in {"stock": {}, "fuse_limit_unset": {"INDUCTOR_FUSE_LIMIT": ""},
                       "fuse_limit_0": {"INDUCTOR_FUSE_LIMIT": "0"}, "no_fuse": {"INDUCTOR_NO_FUSE": "1"},
                       "inline_limit_0": {"INDUCTOR_INLINE_LIMIT": "0"}, "no_inline": {"INDUCTOR_NO_INLINE": "1"},
-                      "inline_limit_1000": {"INDUCTOR_INLINE_LIMIT": "1000"}}.items():
+                      "inline_limit_1000": {"INDUCTOR_INLINE_LIMIT": "1000"},
+                      "fuse_skip_1000": {"INDUCTOR_FUSE_SKIP": "1000"}, "fuse_skip_1": {"INDUCTOR_FUSE_SKIP": "1"}}.items():
         proc = _run(script, **env)
         assert proc.returncode == 0, proc.stderr
         hashes[name] = re.search(r"HASH (\w+)", proc.stdout).group(1)
     assert hashes["fuse_limit_0"] == hashes["no_fuse"] != hashes["stock"]
     assert hashes["inline_limit_0"] == hashes["no_inline"] != hashes["stock"]
-    assert hashes["fuse_limit_unset"] == hashes["stock"] == hashes["inline_limit_1000"]
+    assert hashes["fuse_limit_unset"] == hashes["stock"] == hashes["inline_limit_1000"] == hashes["fuse_skip_1000"]
+    assert hashes["fuse_skip_1"] != hashes["stock"]
 
 
 def test_bisect_finds_the_planted_fusion_in_log2_runs(tmp_path):
@@ -116,6 +137,14 @@ def test_bisect_refuses_a_command_that_passes_and_bad_limits(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "status"],
                               env=clean_env(INDUCTOR_FUSE_LIMIT=bad), capture_output=True, text=True, timeout=300)
         assert proc.returncode == 2 and "INDUCTOR_FUSE_LIMIT" in proc.stderr and "count of decisions" in proc.stderr
+    for bad in ("0", "x", "5-2", "3,,y"):
+        proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "status"],
+                              env=clean_env(INDUCTOR_FUSE_SKIP=bad), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2 and "INDUCTOR_FUSE_SKIP" in proc.stderr and "decision numbers" in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bisect", "--rank", "--", sys.executable, ok],
+                          env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "--rank and --metric CMD go together" in proc.stderr
     out = run_py("""
 import inductor_ablate
 try:
@@ -126,3 +155,28 @@ with inductor_ablate.config.patch(inline_limit=4):
     print("SET", inductor_ablate.config.inline_limit)
 """).stdout
     assert "REFUSED" in out and "SET 4" in out
+
+
+def test_rank_leaves_out_each_top_fusion_of_an_embedded_model(tmp_path):
+    """The ranked list on tiny_lm, with the kernel count as the metric: deterministic, so every
+    change is a whole number of kernels and its interval a point.  With a flush after every node
+    (no C++ grouping to put the two sides back in one function), each veto costs a kernel."""
+    metric = [sys.executable, os.path.join(SCRIPTS, "model_latency.py"), "tiny_lm", "--kernels"]
+    log = tmp_path / "log.jsonl"
+    assert _run_argv(metric, INDUCTOR_ABLATE_LOG=str(log), INDUCTOR_FLUSH_EVERY_NODE="1").returncode == 0
+    fusions = [r for r in _log(log) if r["decision"] == "fusion"]
+    top3 = sorted(fusions, key=lambda r: (-(r["score"] or 0), r["n"]))[:3]
+    result = tmp_path / "rank.json"
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bisect", "--rank", "--metric", " ".join(metric),
+                           "--top", "3", "--repeats", "2", "--json", str(result)],
+                          env=clean_env(INDUCTOR_FLUSH_EVERY_NODE="1"), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ranking = json.loads(result.read_text())
+    assert ranking["runs"] == 1 + 2 * 4 and ranking["fusions"] == len(fusions) >= 10
+    rows = ranking["rows"]
+    assert sorted(r["n"] for r in rows) == sorted(r["n"] for r in top3) and not any(r["problems"] for r in rows)
+    for r in rows:
+        assert r["change"] == r["change_lo"] == r["change_hi"] == int(r["change"]) >= 1 and r["significant"], r
+    assert [r["change"] for r in rows] == sorted((r["change"] for r in rows), reverse=True)
+    table = proc.stdout.split(" fusion\n", 1)[1].strip().splitlines()
+    assert [int(line.split()[1]) for line in table] == [r["n"] for r in rows]

@@ -1,0 +1,67 @@
+"""A metric command for ``bisect --rank``: compile one bench model and print one number last.
+
+    python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
+                                          [--mode inference] [--config all] [--kernels]
+
+Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
+number of kernels Inductor generated (a deterministic metric).  The model compiles under a bench
+config's Inductor settings (default ``all``: on CUDA, max-autotune's matmul templates and CUDA
+graphs, as the paper's row), and under whatever INDUCTOR_* switches the environment sets, so
+``bisect --rank`` can veto one fusion per run.  The output is checked against eager first: a wrong
+answer exits 1 instead of printing a time.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import torch
+
+import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
+import torch._inductor.config as inductor_config
+from inductor_ablate.bench.cell import TOLERANCE, _rel_error, _step, _Timer
+from inductor_ablate.bench.configs import CONFIGS, all_inductor
+from inductor_ablate.bench.models import load_suite
+from inductor_ablate.kernel_census import recording, summarize
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model")
+    p.add_argument("--suite", default="embedded")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--dtype", default="float32", choices=sorted(TOLERANCE))
+    p.add_argument("--mode", default="inference", choices=("inference", "training"))
+    p.add_argument("--config", default="all", help="a bench config's Inductor settings (default all)")
+    p.add_argument("--kernels", action="store_true", help="print the kernel count instead of a time")
+    p.add_argument("--samples", type=int, default=30)
+    args = p.parse_args()
+
+    model, inputs, loss_fn = load_suite(args.suite)[args.model](args.device, getattr(torch, args.dtype), args.mode)
+    model.train(args.mode == "training")
+    expected = _step(model, inputs, loss_fn, args.mode)
+    with inductor_config.patch({**all_inductor(args.device, args.mode), **CONFIGS[args.config].inductor}):
+        compiled = torch.compile(model)
+        with recording(reset_dynamo=True) as sink:
+            actual = _step(compiled, inputs, loss_fn, args.mode)
+        err = _rel_error(actual, expected)
+        if not err <= TOLERANCE[args.dtype]:
+            print(f"wrong answer: max relative error {err:.3g} > {TOLERANCE[args.dtype]:g}", file=sys.stderr)
+            return 1
+        if args.kernels:
+            print("kernels", summarize(sink).num_kernels)
+            return 0
+        timer = _Timer(args.device)
+        run = lambda: _step(compiled, inputs, loss_fn, args.mode)  # noqa: E731
+        for _ in range(3):
+            run()
+        one = min(timer(run, 3) for _ in range(3))
+        number = max(3, min(1000, int((5.0 if args.device.startswith("cuda") else 20.0) / max(one, 1e-3))))
+        samples = [timer(run, number) for _ in range(args.samples)]
+    print("ms", statistics.median(samples))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
