@@ -302,3 +302,28 @@ def test_shared_plan_runs_all_first_and_shards_whole_models():
     assert sorted(map(str, sum(shards, []))) == sorted(map(str, full))
     # fewer models than shards: cells are dealt out, so no shard idles
     assert all(plan(["a"], configs_, **kw, shard=(k, 2)) for k in (1, 2))
+
+
+def test_merge_pools_runs_of_other_days_as_repeats_and_counts_a_copied_cell_once(tmp_path):
+    def cell(model, config, eager, compiled, code="h"):
+        return dict(suite="s", model=model, device="cuda", dtype="bfloat16", mode="inference", config=config,
+                    status="ok", eager_ms=eager, compiled_ms=compiled, speedup=eager / compiled, code_hash=code,
+                    compile_s=eager * 7, cell_s=compiled * 11)
+
+    day1 = [cell("m", "all", 2.0, 1.0), cell("m", "no-fusion", 2.0, 1.5)]
+    day2 = [day1[0], cell("m", "all", 2.2, 1.0, "h2"), cell("n", "all", 3.0, 1.0)]  # a copy, a rerun, a new model
+    paths = []
+    for i, rows in enumerate((day1, day2)):
+        paths.append(str(tmp_path / f"day{i}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump({"meta": {}, "cells": rows}, f)
+    kept = {(c["model"], c["config"], c["cell_repeat"] if "cell_repeat" in c else 0): c for c in report.merge(paths)["cells"]}
+    assert set(kept) == {("m", "all", 0), ("m", "no-fusion", 0), ("n", "all", 0)}  # without pooling: one each
+    pooled = report.merge(paths, pool=True)["cells"]
+    assert sorted((c["model"], c["config"], c.get("cell_repeat", 0)) for c in pooled) == [
+        ("m", "all", 0), ("m", "all", 1), ("m", "no-fusion", 0), ("n", "all", 0)]
+    assert next(c for c in pooled if c.get("cell_repeat") == 1)["from_file"] == paths[1]
+    rows = {r["config"]: r for r in report.summary_rows(pooled)}
+    assert rows["all"]["repeats"] == 2 and rows["no-fusion"]["repeats"] == 1
+    spread = report.repeat_spread(pooled)
+    assert "1 cells ran in 2+ processes" in spread and "median 10.0%" in spread and "0/1 cells" in spread

@@ -114,7 +114,13 @@ def bench_main(argv) -> int:
     load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
     import torch
 
-    meta = dict(torch=torch.__version__, python=platform.python_version(), machine=platform.node(),
+    import importlib.metadata
+
+    try:
+        triton = importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        triton = None
+    meta = dict(torch=torch.__version__, triton=triton, python=platform.python_version(), machine=platform.node(),
                 device_name=torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or "cpu",
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
@@ -151,14 +157,18 @@ def merge_main(argv) -> int:
     p = OneLineParser(prog="python -m inductor_ablate merge", description="join results files (shards) into one report")
     p.add_argument("inputs", nargs="+")
     p.add_argument("--json", required=True, help="merged results file to write")
+    p.add_argument("--pool-repeats", action="store_true",
+                   help="a cell that ran in several files (another day, another GPU) counts as further process "
+                        "repeats, pooled in the intervals, instead of keeping one")
     _add_report_options(p)
     args = p.parse_args(argv)
-    merged = report.merge(args.inputs)
+    merged = report.merge(args.inputs, pool=args.pool_repeats)
     check_writable(args.json)
     summary = _emit(merged["cells"], args)
     with open(args.json, "w") as f:
         json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)
     print(f"\n{report.time_split(merged['cells'])}")
+    print(f"\n{report.repeat_spread(merged['cells'])}")
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
     return 0
 

@@ -305,18 +305,64 @@ def write_plot(cells: list[dict], path: str, baseline: str = "pooled") -> bool:
     return True
 
 
-def merge(paths: list[str]) -> dict:
-    """Join results files (e.g. shards); a cell present twice keeps the one that ran ok."""
-    cells, metas = {}, []
+def _fingerprint(c: dict) -> tuple:
+    """What one process measured: a cell copied into two files is one process, not two."""
+    return (cell_key(c)[:-1], c.get("status"), c.get("compile_s"), c.get("eager_ms"), c.get("compiled_ms"), c.get("cell_s"))
+
+
+def merge(paths: list[str], pool: bool = False) -> dict:
+    """Join results files (e.g. shards); a cell present twice keeps the one that ran ok.  ``pool``:
+    a cell that ran ok in several files (another day, another GPU) is kept as further repeats
+    (``cell_repeat`` 1, 2, ...), pooled like ``--cell-repeats``; a copy of the same process (same
+    measurements) is kept once."""
+    cells, metas, seen = {}, [], set()
     for path in paths:
         data = read_results_file(path)
         metas.append(data.get("meta", {}))
         for c in data.get("cells", []):
             key = cell_key(c)
+            if pool:
+                if _fingerprint(c) in seen:
+                    continue
+                seen.add(_fingerprint(c))
+                if key in cells and cells[key]["status"] == "ok" and c["status"] == "ok":
+                    repeat = 1 + max(k[-1] for k in cells if k[:-1] == key[:-1])
+                    c = {**c, "cell_repeat": repeat}
+                    key = cell_key(c)
             if key not in cells or cells[key]["status"] != "ok":
-                cells[key] = c
+                cells[key] = {**c, "from_file": path} if pool else c
     return {"meta": {"merged_from": paths, "parts": metas}, "cells": list(cells.values())}
 
 
+def repeat_spread(cells: list[dict]) -> str:
+    """How far repeats of one cell (separate processes: ``--cell-repeats``, or files pooled by
+    ``merge --pool-repeats``) differ: the spread of speedup and of compiled time per call."""
+    groups: dict = {}
+    for c in cells:
+        if c["status"] == "ok":
+            groups.setdefault(cell_key(c)[:-1], []).append(c)
+    spreads = []
+    for key, reps in groups.items():
+        if len(reps) >= 2:
+            sp = [r["speedup"] for r in reps]
+            ms = [r["compiled_ms"] for r in reps]
+            spreads.append((max(sp) / min(sp) - 1, max(ms) / min(ms) - 1, key, len(reps),
+                            len({r.get("code_hash") for r in reps}) == 1))
+    if not spreads:
+        return "repeats: no cell ran in more than one process"
+    spreads.sort(key=lambda s: s[0])
+
+    def med(values):
+        values = sorted(values)
+        return values[len(values) // 2]
+
+    worst = spreads[-1]
+    return (f"repeats: {len(spreads)} cells ran in 2+ processes; spread (max/min - 1) of the speedup: median "
+            f"{100 * med([s[0] for s in spreads]):.1f}%, max {100 * worst[0]:.1f}% ({worst[2][0]} {worst[2][1]}); of the "
+            f"compiled ms per call: median {100 * med([s[1] for s in spreads]):.1f}%, max "
+            f"{100 * max(s[1] for s in spreads):.1f}%; same generated code in every repeat: "
+            f"{sum(s[4] for s in spreads)}/{len(spreads)} cells")
+
+
 __all__ = ["apply_baseline", "summary_rows", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
-           "write_plot", "merge", "geomean", "GROUPS"]
+           "write_plot", "merge", "repeat_spread", "geomean", "GROUPS"]
