@@ -139,8 +139,9 @@ def _emit(record: dict) -> None:
                       record["graph_n"], record["kind"], record["result"], record["node1"], record["ops1"],
                       record["node2"], record["ops2"], record["score"])
         else:
-            log.debug("#%d graph %d.%d inline: %s %s -> %s", record["n"], record["graph"], record["graph_n"],
-                      record["fx_node"], record["op"], record["result"])
+            log.debug("#%d graph %d.%d inline: %s %s (read by %s) -> %s", record["n"], record["graph"],
+                      record["graph_n"], record["fx_node"], record["op"], ", ".join(record["readers"]),
+                      record["result"])
 
 
 def fusion_made(scheduler, node1, node2) -> bool:
@@ -173,7 +174,7 @@ def inline_candidate(fx_node, box) -> bool:
     result = ("realized (INDUCTOR_NO_INLINE)" if eff["no_inline"] else "realized (limit)" if realize
               else "left to Inductor")
     _emit({"decision": "inline", "n": n, "graph": graph, "graph_n": graph_n, "fx_node": fx_node.name,
-           "op": str(fx_node.target), "result": result})
+           "op": str(fx_node.target), "readers": sorted(u.name for u in fx_node.users), "result": result})
     return realize
 
 
