@@ -55,7 +55,7 @@ def from_environment(python: str, tests: bool) -> dict:
         proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], capture_output=True,
                               text=True, env=_child_env(), cwd=HERE)
         lines = proc.stdout.strip().splitlines()
-        row["tests"] = {"summary": lines[-1].strip("= ") if lines else proc.stderr[-300:],
+        row["tests"] = {"summary": lines[-1].strip("= ") if lines else proc.stderr[-300:], "commit": row["commit"],
                         "failed": [l.split(" - ")[0] for l in lines if l.startswith(("FAILED", "ERROR"))],
                         "minutes": round((datetime.datetime.now() - started).total_seconds() / 60, 1)}
     return row
@@ -113,15 +113,16 @@ def write_markdown(data: dict, path: str) -> None:
                 cell += " (verify)"
             cells.append(cell + (f": {reason}" if state == "failed" else ""))
         lines.append(f"| `{slug}` | " + " | ".join(cells) + " |")
-    lines += ["", "| torch | checked by | test suite (CPU, 2 cores) | minutes | at commit |", "|---|---|---|---|---|"]
+    lines += ["", "| torch | checked by | patches at commit | test suite (CPU, 2 cores) | minutes | tests at commit |",
+              "|---|---|---|---|---|---|"]
     for v in versions:
         row = data[v]
         tests = row.get("tests", {})
         summary = tests.get("summary", "not run (no environment)" if row["how"] != "environment" else "not run")
         if tests.get("failed"):
             summary += "; failed: " + ", ".join(f"`{t.removeprefix('FAILED ')}`" for t in tests["failed"])
-        lines.append(f"| {row.get('torch', v)} | {row['how']} | {summary} | {tests.get('minutes', '')} | "
-                     f"{row.get('commit', '')} |")
+        lines.append(f"| {row.get('torch', v)} | {row['how']} | {row.get('commit', '')} | {summary} | "
+                     f"{tests.get('minutes', '')} | {tests.get('commit', row.get('commit', '')) if tests else ''} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -149,6 +150,9 @@ def main() -> int:
         else:
             print(f"{version}: no environment or sources, skipped")
             continue
+        earlier = data.get(version, {}).get("tests")
+        if "tests" not in row and earlier:  # keep the last test run, with the commit it ran at
+            row["tests"] = {**earlier, "commit": earlier.get("commit", data[version].get("commit", "?"))}
         data[version] = row
         states = [s[0] for s in row.get("patches", {}).values()]
         print(f"{version}: {row['how']}: {states.count('applied') + states.count('anchor found')}/{len(states)} "
