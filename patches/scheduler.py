@@ -23,8 +23,8 @@ PATCHES = [
                        why="fixed upstream in torch 2.15 (renames re-applied whenever the node has any): "
                            "checked, not patched"),
     }),
-    # Before 2.11 fuse_two_nodes is a closure inside fuse_nodes_once (self is in its scope); this
-    # anchor was read in public torch source, not yet applied on a 2.9/2.10 install.
+    # Before 2.11 fuse_two_nodes is a closure inside fuse_nodes_once (self is in its scope); applied
+    # on 2.9.1 and 2.10.0 installs, test_bisect.py passes on 2.10.0.
     *per_version(dict(
         slug="decision-log-fusion",
         target="torch._inductor.scheduler",
