@@ -124,12 +124,13 @@ def metric_value(stdout: str) -> float | None:
 
 
 def _interval(diffs: list[float], seed: str) -> tuple[float, float] | None:
-    """Bootstrap 95% interval of the mean of ``diffs`` (None for fewer than 2)."""
+    """Bootstrap 95% interval of the mean of ``diffs`` (None for fewer than 2), as bench's tables do."""
+    from .bench.report import BOOTSTRAP, _percentiles
+
     if len(diffs) < 2:
         return None
     rng = random.Random(seed)
-    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(2000))
-    return means[int(0.025 * 1999)], means[int(0.975 * 1999)]
+    return _percentiles([sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(BOOTSTRAP)])
 
 
 def _short_ops(ops: list[str], most: int = 4) -> str:

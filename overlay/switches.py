@@ -118,9 +118,9 @@ def parse_numbers(value, where: str) -> frozenset:
     """Decision numbers: empty (unset: stock), or a comma list of numbers >= 1 and ranges a-b."""
     bad = SwitchValueError(f"{where}={value!r} is not valid; valid values: decision numbers >= 1 as a comma "
                            f"list with ranges (3,17,20-25), or unset")
-    if value is None or isinstance(value, bool):
-        if value is None:
-            return frozenset()
+    if value is None:
+        return frozenset()
+    if isinstance(value, bool):
         raise bad
     if isinstance(value, int):
         value = str(value)

@@ -21,7 +21,7 @@ PAPER = {"all": 1.91, "no-loop-reorder": 1.91, "no-matmul-templates": 1.85, "no-
          "no-fusion-no-inlining": 0.80}
 
 
-def kept_share(cells, config, resamples=2000):
+def kept_share(cells, config):
     """(point, lo, hi, models): geomean over models of speedup(config) / speedup(all)."""
     speeds: dict = {}
     for c in report.apply_baseline(cells):
@@ -35,9 +35,9 @@ def kept_share(cells, config, resamples=2000):
 
     point = share(models, lambda xs: xs)
     rng = random.Random(config)
-    boot = sorted(share([rng.choice(models) for _ in models], lambda xs: [rng.choice(xs) for _ in xs])
-                  for _ in range(resamples))
-    return point, boot[int(0.025 * (resamples - 1))], boot[int(0.975 * (resamples - 1))], len(models)
+    lo, hi = report._percentiles([share([rng.choice(models) for _ in models], lambda xs: [rng.choice(xs) for _ in xs])
+                                  for _ in range(report.BOOTSTRAP)])
+    return point, lo, hi, len(models)
 
 
 def main(path: str) -> None:

@@ -56,8 +56,7 @@ def main() -> int:
         run = lambda: _step(compiled, inputs, loss_fn, args.mode)  # noqa: E731
         for _ in range(3):
             run()
-        one = min(timer(run, 3) for _ in range(3))
-        number = max(3, min(1000, int((5.0 if args.device.startswith("cuda") else 20.0) / max(one, 1e-3))))
+        number = timer.calls_per_sample(run)
         samples = [timer(run, number) for _ in range(args.samples)]
     print("ms", statistics.median(samples))
     return 0

@@ -105,6 +105,11 @@ class _Timer:
             fn()
         return (time.perf_counter() - t) * 1000 / number
 
+    def calls_per_sample(self, *fns) -> int:
+        """Calls per timed sample: enough for >= ~20 ms (CPU) / ~5 ms (CUDA) of the fastest of ``fns``."""
+        one = min(min(self(fn, 3) for fn in fns) for _ in range(3))
+        return max(3, min(1000, int((5.0 if self.cuda else 20.0) / max(one, 1e-3))))
+
 
 #: dynamo_timed keys of autotuning: matmul/conv template choices compiled and benchmarked, Triton
 #: configs benchmarked at a kernel's first run.  Their total is the cell's ``autotune_s``.
@@ -203,8 +208,7 @@ def run_cell(task: dict) -> dict:
             run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
             for _ in range(task["warmup"]):
                 run_eager(), run_compiled()
-            one = min(min(timer(run_compiled, 3), timer(run_eager, 3)) for _ in range(3))
-            number = max(3, min(1000, int((5.0 if device.startswith("cuda") else 20.0) / max(one, 1e-3))))
+            number = timer.calls_per_sample(run_compiled, run_eager)
             timing_t0 = time.perf_counter()
             eager_ms, compiled_ms, ratios = [], [], []
             for _ in range(task["repeat"]):
