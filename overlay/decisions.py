@@ -70,12 +70,6 @@ def active() -> bool:
             or logging_on())
 
 
-def fusion_limit_reached() -> bool:
-    """True once the process has made INDUCTOR_FUSE_LIMIT fusions: every later pair is vetoed."""
-    limit = config.effective()["fuse_limit"]
-    return limit is not None and _counts.total["fusion"] >= limit
-
-
 def _members(node) -> frozenset:
     return frozenset(n.get_name() for n in node.get_nodes())
 

@@ -78,8 +78,10 @@ def fusion_kind(node1, node2) -> str:
 def fusion_blocked(node1, node2) -> bool:
     """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
     eff = config.effective()
-    kinds = eff["no_fuse"]
-    if decisions.fusion_limit_reached() or eff["fuse_skip"] and decisions.kept_apart(node1, node2):
+    kinds, limit = eff["no_fuse"], eff["fuse_limit"]
+    if limit is not None and decisions.counts()[0] >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest
+        return True
+    if eff["fuse_skip"] and decisions.kept_apart(node1, node2):
         return True
     if not kinds:
         return False

@@ -20,9 +20,8 @@ import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
-from inductor_ablate.bench.cell import TOLERANCE, _rel_error, _step, _Timer
+from inductor_ablate.bench.cell import TOLERANCE, _rel_error, _step, _Timer, build_model
 from inductor_ablate.bench.configs import CONFIGS, all_inductor
-from inductor_ablate.bench.models import load_suite
 from inductor_ablate.kernel_census import recording, summarize
 
 
@@ -38,8 +37,7 @@ def main() -> int:
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
 
-    model, inputs, loss_fn = load_suite(args.suite)[args.model](args.device, getattr(torch, args.dtype), args.mode)
-    model.train(args.mode == "training")
+    model, inputs, loss_fn = build_model(args.suite, args.model, args.device, args.dtype, args.mode)
     expected = _step(model, inputs, loss_fn, args.mode)
     with inductor_config.patch({**all_inductor(args.device, args.mode), **CONFIGS[args.config].inductor}):
         compiled = torch.compile(model)

@@ -142,6 +142,17 @@ def _own_graph_caches(artifact_dir: str):
     return stack
 
 
+def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
+    """(model, inputs, loss_fn) of a suite's model, in train mode for training, where floating
+    inputs need gradients too (so parameter-free models train as well)."""
+    model, inputs, loss_fn = load_suite(suite)[name](device, getattr(torch, dtype), mode)
+    model.train(mode == "training")
+    if mode == "training":
+        inputs = tuple(t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point()
+                       else t for t in inputs)
+    return model, inputs, loss_fn
+
+
 def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
     maybe shared), artifact_dir (the cell's own).  Returns the row."""
@@ -151,13 +162,7 @@ def run_cell(task: dict) -> dict:
     config = CONFIGS[task["config"]]
     device, mode = task["device"], task["mode"]
     try:
-        dtype = getattr(torch, task["dtype"])
-        builder = load_suite(task["suite"])[task["model"]]
-        model, inputs, loss_fn = builder(device, dtype, mode)
-        model.train(mode == "training")
-        if mode == "training":  # gradients for floating inputs too: parameter-free models train as well
-            inputs = tuple(t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point()
-                           else t for t in inputs)
+        model, inputs, loss_fn = build_model(task["suite"], task["model"], device, task["dtype"], mode)
         settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **config.inductor}
         inductor_ablate.config.reset()
         inductor_ablate.config.update(**config.switches)
