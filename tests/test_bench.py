@@ -327,3 +327,21 @@ def test_merge_pools_runs_of_other_days_as_repeats_and_counts_a_copied_cell_once
     assert rows["all"]["repeats"] == 2 and rows["no-fusion"]["repeats"] == 1
     spread = report.repeat_spread(pooled)
     assert "1 cells ran in 2+ processes" in spread and "median 10.0%" in spread and "0/1 cells" in spread
+
+
+def test_cells_count_the_fusions_each_kind_made(tmp_path):
+    """Every cell records the scheduler fusions made, by kind, from the decision log: norm_block's
+    `all` makes vertical fusions and no horizontal ones, so taking out horizontal fusion changes
+    nothing (same code, same counts), and taking out vertical fusion leaves none of that kind."""
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--models", "norm_block", "--configs", "no-fusion-vertical,no-fusion-horizontal,no-fusion",
+                 "--repeat", "3", "--json", str(results), "--csv", str(tmp_path / "r.csv"), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = {config: c for (model, config), c in cells(results).items()}
+    assert got["all"]["fusions"].get("vertical", 0) > 0 and "horizontal" not in got["all"]["fusions"], got["all"]
+    assert got["no-fusion-horizontal"]["fusions"] == got["all"]["fusions"]
+    assert got["no-fusion-horizontal"]["code_hash"] == got["all"]["code_hash"]
+    assert "vertical" not in got["no-fusion-vertical"]["fusions"] and got["no-fusion"]["fusions"] == {}
+    assert got["no-fusion-vertical"]["code_hash"] != got["all"]["code_hash"]
+    row = next(l for l in (tmp_path / "r.csv").read_text().splitlines() if ",all," in l)
+    assert f"vertical:{got['all']['fusions']['vertical']}" in row

@@ -24,6 +24,7 @@ import torch
 
 import inductor_ablate
 import torch._inductor.config as inductor_config
+from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 
 from .configs import CONFIGS, all_inductor
@@ -67,6 +68,15 @@ def code_hash(codes: list[str], cache_dir: str = "") -> str:
         code = _KERNEL_NAME.sub(lambda m: names.setdefault(m.group(0), f"<kernel{len(names)}>"), code)
         digest.update(code.encode())
     return digest.hexdigest()[:16]
+
+
+def fusions_by_kind(log_path: str) -> dict[str, int]:
+    """The scheduler fusions made, counted by kind (vertical, epilogue, ...), from a decision log."""
+    made: dict[str, int] = {}
+    for record in decisions.read_log(log_path, "fusion"):
+        if record["result"] == "fused":
+            made[record["kind"]] = made.get(record["kind"], 0) + 1
+    return dict(sorted(made.items()))
 
 
 def _step(model, inputs, loss_fn, mode):
@@ -167,6 +177,10 @@ def run_cell(task: dict) -> dict:
         inductor_ablate.config.reset()
         inductor_ablate.config.update(**config.switches)
         os.environ.update(inductor_ablate.config.environ())  # compile workers inherit
+        # the decision log counts the fusions each kind makes (the kinds rows are read against it);
+        # it only observes: the code is stock's (tests/test_bisect.py), only the FX-cache key differs
+        decision_log = os.path.join(task["artifact_dir"], "decisions.jsonl")
+        os.environ[decisions.LOG_ENV] = decision_log
 
         expected = _step(model, inputs, loss_fn, mode)
         row["setup_s"] = round(time.perf_counter() - cell_t0, 3)  # model, inputs, first eager call
@@ -189,6 +203,7 @@ def run_cell(task: dict) -> dict:
             row["graph_cache_hits"] = counters["inductor"]["fxgraph_cache_hit"] + \
                 counters["aot_autograd"]["autograd_cache_hit"]
             row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
+            row["fusions"] = fusions_by_kind(decision_log)
             census = summarize(sink)
             row.update(kernels=census.num_kernels, fused_nodes=census.fused_nodes, externs=len(census.externs),
                        multi_op_kernels=len(census.multi_op_kernels()), fx_ops=census.fx_ops, graphs=census.graphs)
@@ -229,5 +244,6 @@ def run_cell(task: dict) -> dict:
         row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-3000:])
     finally:
         inductor_ablate.config.reset()
+        os.environ.pop(decisions.LOG_ENV, None)
         row["cell_s"] = round(time.perf_counter() - cell_t0, 3)  # wall_s minus this: process start and exit
     return row

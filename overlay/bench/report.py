@@ -8,8 +8,8 @@ from .configs import CONFIGS, GROUPS
 from .runner import cell_key, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
-              "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "externs",
-              "multi_op_kernels", "fx_ops", "graphs", "code_hash", "rel_error", "samples", "calls_per_sample", "setup_s", "timing_s", "cell_s", "wall_s", "message"]
+              "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "fusions",
+              "externs", "multi_op_kernels", "fx_ops", "graphs", "code_hash", "rel_error", "samples", "calls_per_sample", "setup_s", "timing_s", "cell_s", "wall_s", "message"]
 
 
 BASELINES = ("pooled", "in-cell")
@@ -259,7 +259,7 @@ def write_csv(cells: list[dict], path: str, baseline: str = "pooled") -> None:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         for c in cells:
-            writer.writerow(c)
+            writer.writerow({**c, "fusions": " ".join(f"{k}:{n}" for k, n in c.get("fusions", {}).items())})
 
 
 SUMMARY_FIELDS = ["suite", "device", "dtype", "mode", "config", "source", "baseline", "speedup", "speedup_lo",
