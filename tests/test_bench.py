@@ -345,3 +345,22 @@ def test_cells_count_the_fusions_each_kind_made(tmp_path):
     assert got["no-fusion-vertical"]["code_hash"] != got["all"]["code_hash"]
     row = next(l for l in (tmp_path / "r.csv").read_text().splitlines() if ",all," in l)
     assert f"vertical:{got['all']['fusions']['vertical']}" in row
+
+
+def test_same_code_across_pooled_runs_means_code_some_all_process_generated():
+    """Pooled runs of other days may hold `all` code autotuned otherwise: a row is the same code
+    when every process of it generated code a process of `all` generated, and not when one did not."""
+    def cell(model, config, repeat, code, speedup=2.0):
+        return dict(suite="s", model=model, device="cuda", dtype="bfloat16", mode="inference", config=config,
+                    cell_repeat=repeat, status="ok", eager_ms=speedup, compiled_ms=1.0, speedup=speedup,
+                    code_hash=code)
+
+    cells_ = [cell("m", "all", 0, "day1"), cell("m", "all", 1, "day2"),
+              cell("m", "no-fusion-prologue", 0, "day2", 2.1),  # ran on day 2 only: day 2's `all` code
+              cell("m", "no-fusion-vertical", 0, "day2"), cell("m", "no-fusion-vertical", 1, "other", 1.5)]
+    rows = {r["config"]: r for r in report.summary_rows(cells_)}
+    assert rows["no-fusion-prologue"]["same_code"] == 1 and not rows["no-fusion-prologue"]["significant"]
+    assert rows["no-fusion-vertical"]["same_code"] == 0
+    table = report.per_model_table(cells_)
+    marked = {line.split()[0] for line in table.splitlines() if line.endswith("[=all]")}
+    assert marked == {"no-fusion-prologue", "no-fusion-vertical"}  # the table shows each row's first process

@@ -105,7 +105,9 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             row_cells = [r for m in models for r in reps.get((m, name), [])]
             ok_models = [m for m in models if speeds(m, name)]
             paired = [m for m in ok_models if m in base_ok]
-            same = [m for m in paired if code(m, name) and code(m, name) == code(m, "all")]
+            # same code: every process of the row generated code that a process of `all` generated
+            # (subset, not equality: pooled runs of other days may hold other `all` code, autotuned cold)
+            same = [m for m in paired if code(m, name) and code(m, name) <= code(m, "all")]
             hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
             point = geomean([geomean(speeds(m, name)) for m in ok_models])
             pg = geomean([geomean(speeds(m, name)) for m in paired])
@@ -196,6 +198,10 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
     lines = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
         by = {(c["model"], c["config"]): c for c in group if c.get("cell_repeat", 0) == 0}
+        all_code = {}  # every code hash `all` generated, per model, in any of its processes
+        for c in group:
+            if c["config"] == "all" and c["status"] == "ok" and c.get("code_hash"):
+                all_code.setdefault(c["model"], set()).add(c["code_hash"])
         models = sorted({c["model"] for c in group})
         configs = _ordered_configs(group)
         lines.append(f"\nper model ({suite}, {device}, {dtype}, {mode}): speedup over eager [kernels, or =all: the "
@@ -213,7 +219,7 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
                 if r is None:
                     cols.append("-")
                 elif r["status"] == "ok":
-                    same = c != "all" and r.get("code_hash") and r.get("code_hash") == by.get((m, "all"), {}).get("code_hash")
+                    same = c != "all" and r.get("code_hash") in all_code.get(m, ())
                     cols.append(f"{r['speedup']:.2f}x [{'=all' if same else r.get('kernels', '?')}]")
                 else:
                     cols.append(r["status"].upper() if r["status"] != "n/a" else "n/a")
@@ -286,20 +292,24 @@ def write_plot(cells: list[dict], path: str, baseline: str = "pooled") -> bool:
         print("--plot needs matplotlib (pip install matplotlib); no plot written")
         return False
     groups = _groups(apply_baseline(cells, baseline))
+    summary = summary_rows(cells, baseline)
     fig, axes = plt.subplots(len(groups), 1, figsize=(11, 4.5 * len(groups)), squeeze=False)
-    for ax, ((suite, device, dtype, mode), group) in zip(axes[:, 0], groups.items()):
-        names = _ordered_configs(group)
-        values = []
-        for name in names:
-            ok = [c["speedup"] for c in group if c["config"] == name and c["status"] == "ok"]
-            values.append(geomean(ok) or 0)
-        colors = ["#4c72b0" if CONFIGS[n].source == "paper" else "#dd8452" for n in names]
-        ax.bar(range(len(names)), values, color=colors)
+    for ax, (setting, group) in zip(axes[:, 0], groups.items()):
+        suite, device, dtype, mode = setting
+        rows = [r for r in summary if (r["suite"], r["device"], r["dtype"], r["mode"]) == setting]
+        values = [r["speedup"] or 0 for r in rows]
+        errors = [[max(0.0, v - (r["speedup_lo"] or v)) for v, r in zip(values, rows)],
+                  [max(0.0, (r["speedup_hi"] or v) - v) for v, r in zip(values, rows)]]
+        colors = ["#4c72b0" if r["source"] == "paper" else "#dd8452" for r in rows]
+        ax.bar(range(len(rows)), values, color=colors, yerr=errors, capsize=3, ecolor="#333333")
+        for i, r in enumerate(rows):  # a row's geomean is over its own models: say how many
+            ax.annotate(f"{r['ok']}/{r['models']}", (i, 0), xytext=(0, 3), textcoords="offset points",
+                        ha="center", fontsize=7, color="white" if values[i] else "black")
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
-        ax.set_ylabel("geomean speedup over eager")
-        ax.set_title(f"{suite} suite, {device}, {dtype}, {mode}, eager time {baseline} "
-                     f"(blue: paper's rows, orange: ours; 0 = n/a)")
+        ax.set_xticks(range(len(rows)), [r["config"] for r in rows], rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel("geomean speedup over eager [95% CI]")
+        ax.set_title(f"{suite} suite, {device}, {dtype}, {mode}, eager time {baseline}\n(blue: paper's rows, "
+                     f"orange: ours; at the foot: models run / models; 0 = n/a)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
