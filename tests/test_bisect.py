@@ -101,13 +101,16 @@ def test_limit_zero_is_the_full_switch_and_unset_is_stock(tmp_path):
                       "fuse_limit_0": {"INDUCTOR_FUSE_LIMIT": "0"}, "no_fuse": {"INDUCTOR_NO_FUSE": "1"},
                       "inline_limit_0": {"INDUCTOR_INLINE_LIMIT": "0"}, "no_inline": {"INDUCTOR_NO_INLINE": "1"},
                       "inline_limit_1000": {"INDUCTOR_INLINE_LIMIT": "1000"},
-                      "fuse_skip_1000": {"INDUCTOR_FUSE_SKIP": "1000"}, "fuse_skip_1": {"INDUCTOR_FUSE_SKIP": "1"}}.items():
+                      "fuse_skip_1000": {"INDUCTOR_FUSE_SKIP": "1000"}, "fuse_skip_1": {"INDUCTOR_FUSE_SKIP": "1"},
+                      "log": {"INDUCTOR_ABLATE_LOG": str(tmp_path / "decisions.jsonl")}}.items():
         proc = _run(script, **env)
         assert proc.returncode == 0, proc.stderr
         hashes[name] = re.search(r"HASH (\w+)", proc.stdout).group(1)
     assert hashes["fuse_limit_0"] == hashes["no_fuse"] != hashes["stock"]
     assert hashes["inline_limit_0"] == hashes["no_inline"] != hashes["stock"]
     assert hashes["fuse_limit_unset"] == hashes["stock"] == hashes["inline_limit_1000"] == hashes["fuse_skip_1000"]
+    # the log only observes (bench cells log every compile to count fusions by kind)
+    assert hashes["log"] == hashes["stock"] and (tmp_path / "decisions.jsonl").stat().st_size > 0
     assert hashes["fuse_skip_1"] != hashes["stock"]
 
 
