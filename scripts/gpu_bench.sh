@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The study on a CUDA box, one lane per GPU: lane k runs `bench --shard k/N` on GPU k-1 (so N GPUs
-# take 1/N of the wall time), then `merge` joins the lanes.  Each lane's results file resumes, and
+# The study on a CUDA box, one lane per GPU: lane k runs `bench --shard k/N --claims DIR` on GPU k-1,
+# taking whole models from a queue the lanes share (a lane whose models were cheap takes more of
+# them), so N GPUs take about 1/N of the wall time; then `merge` joins the lanes.  Each lane's results file resumes, and
 # each lane keeps its shared Inductor caches beside it until its cells are done, so a run cut short
 # (by `timeout`, a scheduler, Ctrl-C) is finished, warm, by running the same line again.
 #
@@ -25,7 +26,7 @@ for k in $(seq 1 "$N"); do
   PIN=""; command -v taskset >/dev/null && [ "$PER" -ge 1 ] && PIN="taskset -c $(( (k-1)*PER ))-$(( k*PER-1 ))"
   CUDA_VISIBLE_DEVICES=$((k-1)) TORCHINDUCTOR_COMPILE_THREADS=$PER $PIN timeout -k 20 "$SECONDS_LEFT" python3 -m inductor_ablate bench --device cuda \
       --suite "$SUITE" ${MODELS:+--models "$MODELS"} --dtype "$DTYPE" --mode "$MODE" --configs "$CONFIGS" \
-      --shard "$k/$N" --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
+      --shard "$k/$N" --claims "results/cuda-$TAG-claims-of$N" --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
       > "results/cuda-$TAG-part${k}of$N.log" 2>&1 &
 done
 wait

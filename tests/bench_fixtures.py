@@ -38,5 +38,5 @@ def _sleepy(device, dtype, mode):
 
 
 def suite():
-    return {"tiny": _builder(Tiny), "tiny2": _builder(Tiny), "random_output": _builder(RandomOutput),
+    return {"tiny": _builder(Tiny), "tiny2": _builder(Tiny), "tiny3": _builder(Tiny), "random_output": _builder(RandomOutput),
             "sleepy": _sleepy}

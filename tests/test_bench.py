@@ -364,3 +364,29 @@ def test_same_code_across_pooled_runs_means_code_some_all_process_generated():
     table = report.per_model_table(cells_)
     marked = {line.split()[0] for line in table.splitlines() if line.endswith("[=all]")}
     assert marked == {"no-fusion-prologue", "no-fusion-vertical"}  # the table shows each row's first process
+
+
+def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
+    """--claims: a lane runs the models it claimed in an earlier (cut) run and every free model it
+    reaches, never another lane's; run again, it has nothing left; the lanes merge into the matrix."""
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    (claims / "tiny2").write_text("2")  # lane 2 took tiny2 in a run that was cut short
+    args = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-inlining",
+            "--repeat", "3", "--claims", str(claims))
+    lane1, lane2 = tmp_path / "lane1.json", tmp_path / "lane2.json"
+    proc = bench(*args, "--shard", "1/2", "--json", str(lane1), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {m for m, _ in cells(lane1)} == {"tiny", "tiny3"} and len(cells(lane1)) == 4
+    assert (claims / "tiny").read_text() == "1" and (claims / "tiny3").read_text() == "1"
+    proc = bench(*args, "--shard", "2/2", "--json", str(lane2), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert set(cells(lane2)) == {("tiny2", "all"), ("tiny2", "no-inlining")}
+    before = lane1.read_text()
+    proc = bench(*args, "--shard", "1/2", "--json", str(lane1), tmp_path=tmp_path)
+    assert proc.returncode == 0 and json.loads(lane1.read_text())["cells"] == json.loads(before)["cells"]
+    merged = tmp_path / "merged.json"
+    proc = bench("merge", str(lane1), str(lane2), "--json", str(merged), tmp_path=tmp_path)
+    assert proc.returncode == 0 and len(cells(merged)) == 6, proc.stderr
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--claims", str(claims), tmp_path=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "--shard K/N" in proc.stderr

@@ -87,6 +87,10 @@ def bench_main(argv) -> int:
                    help="where the shared caches live (kept; default: beside the results file, removed once "
                         "every cell is done, kept while a run is unfinished so a resumed run stays warm)")
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
+    p.add_argument("--claims", default=None, metavar="DIR",
+                   help="with --shard K/N: instead of a fixed share, lanes take whole models from a queue "
+                        "shared through DIR, each when it is free, so cheap models do not leave a lane idle "
+                        "(scripts/gpu_bench.sh uses it); a cut run resumes its own models first")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
                    help="print every model of every suite and whether its package is installed, then exit")
@@ -124,17 +128,21 @@ def bench_main(argv) -> int:
                 device_name=torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or "cpu",
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
-                cell_repeats=args.cell_repeats, caches=args.caches)
+                cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims)
     if args.cell_repeats < 1:
         raise UsageError(f"--cell-repeats {args.cell_repeats}: expected 1 or more")
-    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode, shard=args.shard,
-                 repeats=args.cell_repeats, all_first=args.caches == "shared")
+    if args.claims and args.shard[1] < 2:
+        raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
+    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
+                 shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
+                 all_first=args.caches == "shared")
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
     t0 = time.perf_counter()
     try:
         rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
                           timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
                           caches=args.caches, cache_root=args.cache_dir,
+                          claims=(args.claims, args.shard[0]) if args.claims else None,
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))

@@ -145,27 +145,81 @@ def _has_files(path: str) -> bool:
     return any(files for _, _, files in os.walk(path))
 
 
+def _claim_path(claims_dir: str, model: str) -> str:
+    return os.path.join(claims_dir, model.replace("/", "_").replace(":", "_"))
+
+
+def _owner(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None
+
+
+def claim(claims_dir: str, model: str, lane: int) -> bool:
+    """Whether ``model`` is this lane's to run: claimed now (the claim file is created atomically, so
+    two lanes never both get it), or claimed by this lane in an earlier run that was cut short."""
+    path = _claim_path(claims_dir, model)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return _owner(path) == str(lane)
+    with os.fdopen(fd, "w") as f:
+        f.write(str(lane))
+    return True
+
+
+def _by_claim(todo: list[dict], claims: tuple[str, int] | None):
+    """The cells to run, model by model.  Without ``claims``: all of them, in order.  With
+    ``(claims_dir, lane)``: lanes share one queue of whole models; this lane finishes the models it
+    claimed in an earlier run first, then claims each next free model when it is ready for it, so a
+    lane whose models were cheap takes more of them instead of idling."""
+    models: dict[str, list[dict]] = {}
+    for cell in todo:
+        models.setdefault(cell["model"], []).append(cell)
+    if claims is None:
+        yield from models.values()
+        return
+    claims_dir, lane = claims
+    os.makedirs(claims_dir, exist_ok=True)
+    # stable sort: the models this lane claimed in an earlier run first, then the rest in order
+    order = sorted(models, key=lambda m: _owner(_claim_path(claims_dir, m)) != str(lane))
+    for model in order:
+        if claim(claims_dir, model, lane):
+            yield models[model]
+
+
 def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
                timeout: float, progress: bool = True, cpu_templates: bool = False,
-               caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None) -> dict:
+               caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
+               claims: tuple[str, int] | None = None) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
     timeout, are run again), saving after each one.
 
     ``caches``: "shared" (a model's cells share Inductor's autotuning and kernel caches under
     ``cache_root``, which is kept until every cell is done, so a resumed run stays warm) or
     "isolated" (every cell starts from an empty cache directory).  ``unavailable``: {model: why}
-    for models that cannot be built here (a missing package): their cells are n/a rows."""
+    for models that cannot be built here (a missing package): their cells are n/a rows.
+    ``claims``: (directory, lane) to take whole models from a queue shared with other lanes
+    (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims."""
     rows = load_results(results_path)
     rows = {k: r for k, r in rows.items() if r.get("status") != "error"}
     todo = [c for c in cells if cell_key(c) not in rows]
-    for cell in todo:  # n/a rows are decided here, cheaply, and never vanish
-        why = (unavailable or {}).get(cell["model"]) or \
-            CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"], cpu_templates)
-        if why:
-            rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
-    todo = [c for c in todo if cell_key(c) not in rows]
-    if len(todo) < len(cells):
-        print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
+
+    def runnable(group: list[dict]) -> list[dict]:
+        """n/a rows are decided here, cheaply, and never vanish; the rest are to run."""
+        for cell in group:
+            why = (unavailable or {}).get(cell["model"]) or \
+                CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"], cpu_templates)
+            if why:
+                rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
+        return [c for c in group if cell_key(c) not in rows]
+
+    if claims is None:
+        todo = runnable(todo)
+        if len(todo) < len(cells):
+            print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
     save_results(results_path, rows, meta)
     bar = _progress(len(todo), progress)
     ctx = _context(todo[0]["device"]) if todo else None
@@ -174,18 +228,22 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     os.makedirs(cache_root, exist_ok=True)
     finished = False
     try:
-        for cell in todo:
-            bar.set_description(f"{cell['model']} / {cell['config']}")
-            cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
-            warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
-            task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
-                    "cache_dir": cache_dir, "artifact_dir": artifact_dir}
-            row = _run_one(ctx, task, timeout)
-            row["cache"] = "warm" if warm else "cold"
-            rows[cell_key(cell)] = row
-            save_results(results_path, rows, meta)
-            shutil.rmtree(artifact_dir, ignore_errors=True)
-            bar.update(1)
+        for group in _by_claim(todo, claims):
+            if claims is not None:
+                group = runnable(group)
+                save_results(results_path, rows, meta)
+            for cell in group:
+                bar.set_description(f"{cell['model']} / {cell['config']}")
+                cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
+                warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
+                task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
+                        "cache_dir": cache_dir, "artifact_dir": artifact_dir}
+                row = _run_one(ctx, task, timeout)
+                row["cache"] = "warm" if warm else "cold"
+                rows[cell_key(cell)] = row
+                save_results(results_path, rows, meta)
+                shutil.rmtree(artifact_dir, ignore_errors=True)
+                bar.update(1)
         finished = True
     finally:
         bar.close()
