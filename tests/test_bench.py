@@ -390,3 +390,19 @@ def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
     assert proc.returncode == 0 and len(cells(merged)) == 6, proc.stderr
     proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--claims", str(claims), tmp_path=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "--shard K/N" in proc.stderr
+
+
+def test_skip_done_runs_only_what_is_missing_with_each_models_all(tmp_path):
+    """--skip-done: cells that ran ok in an earlier file are not planned again; a model with any cell
+    left keeps its `all` (the pair of its rows, and what autotunes it); a failed cell runs again."""
+    from inductor_ablate.bench.runner import skip_done
+
+    cells_ = plan(["m1", "m2", "m3"], ["all", "no-fusion", "no-inlining"], suite="s", device="cuda",
+                  dtype="bfloat16", mode="inference", all_first=True)
+    earlier = [dict(c, status="ok") for c in cells_ if c["model"] == "m1"]
+    earlier += [dict(c, status="ok" if c["config"] == "all" else "error") for c in cells_ if c["model"] == "m2"]
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps({"meta": {}, "cells": earlier}))
+    left = skip_done(cells_, [str(path)])
+    assert [(c["model"], c["config"]) for c in left] == [(c["model"], c["config"]) for c in cells_ if c["model"] != "m1"]
+    assert left[0]["config"] == "all" and left[3]["config"] == "all"  # each model's first cell still autotunes

@@ -13,7 +13,7 @@ from . import report
 from .configs import describe, resolve
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError
-from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results
+from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results, skip_done
 
 
 def _device_default() -> str:
@@ -91,6 +91,9 @@ def bench_main(argv) -> int:
                    help="with --shard K/N: instead of a fixed share, lanes take whole models from a queue "
                         "shared through DIR, each when it is free, so cheap models do not leave a lane idle "
                         "(scripts/gpu_bench.sh uses it); a cut run resumes its own models first")
+    p.add_argument("--skip-done", default=None, metavar="FILES",
+                   help="comma list of results files (an earlier run, a merged file): cells that ran ok there "
+                        "are not run again, but a model's `all` is whenever another of its cells runs")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
                    help="print every model of every suite and whether its package is installed, then exit")
@@ -128,7 +131,8 @@ def bench_main(argv) -> int:
                 device_name=torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or "cpu",
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
-                cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims)
+                cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
+                skip_done=args.skip_done)
     if args.cell_repeats < 1:
         raise UsageError(f"--cell-repeats {args.cell_repeats}: expected 1 or more")
     if args.claims and args.shard[1] < 2:
@@ -136,6 +140,8 @@ def bench_main(argv) -> int:
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
                  shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
                  all_first=args.caches == "shared")
+    if args.skip_done:
+        cells = skip_done(cells, args.skip_done.split(","))
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
     t0 = time.perf_counter()
     try:

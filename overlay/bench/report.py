@@ -169,7 +169,8 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
             lines.append(f"  (`all` ran on {base['ok']}/{n} models; 'vs all' is over the models where both ran)")
         missing = [r for r in group if not r["na"] and r["ok"] + len(r["failed"]) < n]
         if missing:
-            lines.append(f"  ({', '.join(r['config'] for r in missing)}: cells not run yet; run the command again to resume)")
+            lines.append(f"  ({', '.join(r['config'] for r in missing)}: cells missing on some models: a cut run resumes with the same command; "
+                         f"lanes and shards join with `merge`)")
         for r in group:
             if r["na"]:
                 lines.append(f"{r['config']:<32}{'n/a':>8}{'':<15}{'':>8}{'':<17}{'':>10}{'':>7}{'':>9}{'':>11}  "

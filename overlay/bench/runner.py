@@ -76,6 +76,19 @@ def read_results_file(path: str) -> dict:
     return data
 
 
+def skip_done(cells: list[dict], paths: list[str]) -> list[dict]:
+    """``cells`` less those that already ran ok in the results files ``paths`` (another session's
+    run, a merged file), so a new run measures only what is missing.  A model's `all` cell stays
+    whenever another cell of that model does: each row is paired with the `all` of its own run, and
+    `all` is what autotunes the model for the rest (``merge --pool-repeats`` then pools the two runs)."""
+    done = set()
+    for path in paths:
+        done |= {cell_key(c)[:-1] for c in read_results_file(path)["cells"] if c.get("status") == "ok"}
+    todo = [c for c in cells if cell_key(c)[:-1] not in done]
+    busy = {(c["model"], c.get("cell_repeat", 0)) for c in todo}
+    return [c for c in cells if c in todo or (c["config"] == "all" and (c["model"], c.get("cell_repeat", 0)) in busy)]
+
+
 def load_results(path: str | None) -> dict:
     if not path or not os.path.exists(path):
         return {}
