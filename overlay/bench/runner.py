@@ -84,9 +84,9 @@ def skip_done(cells: list[dict], paths: list[str]) -> list[dict]:
     done = set()
     for path in paths:
         done |= {cell_key(c)[:-1] for c in read_results_file(path)["cells"] if c.get("status") == "ok"}
-    todo = [c for c in cells if cell_key(c)[:-1] not in done]
-    busy = {(c["model"], c.get("cell_repeat", 0)) for c in todo}
-    return [c for c in cells if c in todo or (c["config"] == "all" and (c["model"], c.get("cell_repeat", 0)) in busy)]
+    busy = {(c["model"], c.get("cell_repeat", 0)) for c in cells if cell_key(c)[:-1] not in done}
+    return [c for c in cells if cell_key(c)[:-1] not in done
+            or (c["config"] == "all" and (c["model"], c.get("cell_repeat", 0)) in busy)]
 
 
 def load_results(path: str | None) -> dict:
