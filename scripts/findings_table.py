@@ -51,18 +51,16 @@ def _bootstrap(statistic, models, seed):
     return report._percentiles([v for v in values if v is not None and math.isfinite(v)])
 
 
-def kept_share(cells, config):
+def kept_share(speeds, config):
     """(point, lo, hi, models): geomean over models of speedup(config) / speedup(all)."""
-    speeds = _speeds(cells)
     models = sorted(m for m, cfg in speeds if cfg == config and (m, "all") in speeds)
     point = _share(speeds, models, config, lambda xs: xs)
     lo, hi = _bootstrap(lambda pick, draw: _share(speeds, pick, config, draw), models, config)
     return point, lo, hi, len(models)
 
 
-def fusion_part(cells, kind_config):
+def fusion_part(speeds, kind_config):
     """(point, lo, hi, models): log(share kept without the kind) / log(share kept without fusion)."""
-    speeds = _speeds(cells)
     models = sorted(m for m, cfg in speeds if cfg == kind_config and (m, "all") in speeds
                     and (m, "no-fusion") in speeds)
     if not models:
@@ -76,7 +74,7 @@ def fusion_part(cells, kind_config):
     return (part(models, lambda xs: xs), *(lo_hi or (math.nan, math.nan)), len(models))
 
 
-def paper_table(cells, rows) -> None:
+def paper_table(speeds, rows) -> None:
     paper_all = PAPER["all"]
     print("| row | ours: speedup [95% CI] | ours: share of `all` kept [95% CI] | models | paper (Table 4) | paper: share kept |")
     print("|---|---|---|---|---|---|")
@@ -89,12 +87,12 @@ def paper_table(cells, rows) -> None:
         if config == "all":
             kept, n = "1", r["ok"]
         else:
-            point, lo, hi, n = kept_share(cells, config)
+            point, lo, hi, n = kept_share(speeds, config)
             kept = f"{point:.2f} [{lo:.2f}, {hi:.2f}]"
         print(f"| {config} | {speed} | {kept} | {n} | {paper:.2f}x | {paper / paper_all:.2f} |")
 
 
-def ours_table(cells, rows) -> None:
+def ours_table(speeds, rows) -> None:
     print("| row | speedup [95% CI] | share of `all` kept [95% CI] | part of fusion's worth [95% CI] | models | same code as `all` |")
     print("|---|---|---|---|---|---|")
     for config in GROUPS["ours"]:
@@ -102,8 +100,8 @@ def ours_table(cells, rows) -> None:
         if r is None or not r["ok"]:
             continue
         speed = f"{r['speedup']:.2f}x [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]"
-        point, lo, hi, n = kept_share(cells, config)
-        part = fusion_part(cells, config) if config.startswith("no-fusion-") else None
+        point, lo, hi, n = kept_share(speeds, config)
+        part = fusion_part(speeds, config) if config.startswith("no-fusion-") else None
         part_text = f"{part[0]:.2f} [{part[1]:.2f}, {part[2]:.2f}] ({part[3]} models)" if part else ""
         same = "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
         print(f"| {config} | {speed} | {point:.2f} [{lo:.2f}, {hi:.2f}] | {part_text} | {n} | {same} |")
@@ -130,10 +128,11 @@ def fusions_table(cells) -> None:
 def main(path: str) -> None:
     cells = read_results_file(path)["cells"]
     rows = {r["config"]: r for r in report.summary_rows(cells)}
+    speeds = _speeds(cells)
     print("## The paper's rows\n")
-    paper_table(cells, rows)
+    paper_table(speeds, rows)
     print("\n## Ours\n")
-    ours_table(cells, rows)
+    ours_table(speeds, rows)
     print("\n## Fusions made, by kind\n")
     fusions_table(cells)
 
