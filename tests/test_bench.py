@@ -166,9 +166,16 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
         pytest.fail(f"cell process {cell_pid} still running after the run was stopped")
 
 
-def test_bad_shard_is_rejected(tmp_path):
-    proc = bench("bench", "--shard", "3/2", tmp_path=tmp_path)
-    assert proc.returncode == 2 and "K/N" in proc.stderr
+def test_bad_shard_claims_and_skip_done_are_rejected_in_one_line(tmp_path):
+    (tmp_path / "not-results.json").write_text("{}")
+    (tmp_path / "a-file").write_text("")
+    for args, expected in [(("--shard", "3/2"), "K/N"),
+                           (("--skip-done", str(tmp_path / "missing.json")), "missing.json: no such file"),
+                           (("--skip-done", str(tmp_path / "not-results.json")), "written by `bench` or `merge`"),
+                           (("--shard", "1/2", "--claims", str(tmp_path / "a-file" / "claims")), "cannot create")]:
+        proc = bench("bench", "--models", "tiny", "--suite", SUITE, *args, tmp_path=tmp_path)
+        assert proc.returncode == 2 and expected in proc.stderr, (args, proc.stderr)
+        assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_training_mode_checks_gradients(tmp_path):

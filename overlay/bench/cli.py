@@ -118,6 +118,15 @@ def bench_main(argv) -> int:
     if args.fresh and os.path.exists(path):
         os.remove(path)
     check_writable(path)
+    if args.claims:
+        if args.shard[1] < 2:
+            raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
+        try:
+            os.makedirs(args.claims, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--claims {args.claims}: cannot create the directory ({exc.strerror})") from None
+        if not os.access(args.claims, os.W_OK):
+            raise UsageError(f"--claims {args.claims}: the directory is not writable")
     load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
     import torch
 
@@ -135,8 +144,6 @@ def bench_main(argv) -> int:
                 skip_done=args.skip_done)
     if args.cell_repeats < 1:
         raise UsageError(f"--cell-repeats {args.cell_repeats}: expected 1 or more")
-    if args.claims and args.shard[1] < 2:
-        raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
                  shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
                  all_first=args.caches == "shared")

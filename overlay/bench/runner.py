@@ -51,9 +51,13 @@ def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtyp
 RESULTS_FORMAT = 1
 
 
-def read_results_file(path: str) -> dict:
-    """A results file's ``{"meta", "cells"}``, checked; a UsageError naming the file otherwise."""
-    hint = "--fresh starts over, or choose another --json path"
+#: what to do about a bad results file given as --json (the file a run writes and resumes)
+RESUME_HINT = "--fresh starts over, or choose another --json path"
+
+
+def read_results_file(path: str, hint: str = "give a results file written by `bench` or `merge`") -> dict:
+    """A results file's ``{"meta", "cells"}``, checked; a UsageError naming the file (and ``hint``,
+    what to do about it) otherwise."""
     try:
         with open(path) as f:
             data = json.load(f)
@@ -92,7 +96,7 @@ def skip_done(cells: list[dict], paths: list[str]) -> list[dict]:
 def load_results(path: str | None) -> dict:
     if not path or not os.path.exists(path):
         return {}
-    return {cell_key(r): r for r in read_results_file(path)["cells"]}
+    return {cell_key(r): r for r in read_results_file(path, RESUME_HINT)["cells"]}
 
 
 def check_writable(path: str) -> None:
