@@ -352,6 +352,10 @@ def test_cells_count_the_fusions_each_kind_made(tmp_path):
     assert got["no-fusion-vertical"]["code_hash"] != got["all"]["code_hash"]
     row = next(l for l in (tmp_path / "r.csv").read_text().splitlines() if ",all," in l)
     assert f"vertical:{got['all']['fusions']['vertical']}" in row
+    summary = {r["config"]: r for r in json.loads(results.read_text())["summary"]}
+    assert summary["no-fusion-horizontal"]["nothing_to_take_out"] == 1
+    assert summary["no-fusion-vertical"]["nothing_to_take_out"] == 0 and summary["no-fusion"]["nothing_to_take_out"] == 0
+    assert "no-fusion-horizontal: `all` made no horizontal fusion on 1 of its 1 models" in proc.stdout
 
 
 def test_same_code_across_pooled_runs_means_code_some_all_process_generated():

@@ -101,6 +101,11 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             return {r.get("code_hash") for r in reps.get((model, config), []) if r["status"] == "ok"} - {None}
 
         base_ok = [m for m in models if speeds(m, "all")]
+
+        def kind_absent(model, kind):
+            """True if every logged `all` process of the model made no fusion of ``kind``."""
+            logs = [r["fusions"] for r in reps.get((model, "all"), []) if r["status"] == "ok" and "fusions" in r]
+            return bool(logs) and not any(f.get(kind) for f in logs)
         for name in _ordered_configs(group):
             row_cells = [r for m in models for r in reps.get((m, name), [])]
             ok_models = [m for m in models if speeds(m, name)]
@@ -109,6 +114,8 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             # (subset, not equality: pooled runs of other days may hold other `all` code, autotuned cold)
             same = [m for m in paired if code(m, name) and code(m, name) <= code(m, "all")]
             hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
+            kind = CONFIGS[name].switches.get("no_fuse")
+            absent = [m for m in paired if isinstance(kind, str) and kind_absent(m, kind)]
             point = geomean([geomean(speeds(m, name)) for m in ok_models])
             pg = geomean([geomean(speeds(m, name)) for m in paired])
             pb = geomean([geomean(speeds(m, "all")) for m in paired])
@@ -136,6 +143,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
                 vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
                 significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired)),
                 same_code=len(same) if hashed else None,
+                nothing_to_take_out=len(absent),  # kind rows: models whose `all` made no fusion of the kind
                 kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
                 compile_s=_mean([r.get("compile_s", 0) for r in row_cells if r["status"] == "ok"]),
             ))
@@ -190,6 +198,11 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
             lines.append(f"{r['config']:<32}{speed:>8} {ci:<14}{diff:>8} {ci_diff:<16}{same:>10}{ok:>7}"
                          f"{r['kernels']:>9}{r['compile_s']:>11.1f}  {r['source']}"
                          + (f"  FAILED: {'; '.join(r['failed'])}" if r["failed"] else ""))
+        for r in group:
+            if r.get("nothing_to_take_out"):
+                kind = CONFIGS[r["config"]].switches["no_fuse"]
+                lines.append(f"  ({r['config']}: `all` made no {kind} fusion on {r['nothing_to_take_out']} of its "
+                             f"{r['paired']} models (fusions logged by kind), so the row had nothing to take out there)")
     return "\n".join(lines)
 
 
@@ -270,7 +283,8 @@ def write_csv(cells: list[dict], path: str, baseline: str = "pooled") -> None:
 
 
 SUMMARY_FIELDS = ["suite", "device", "dtype", "mode", "config", "source", "baseline", "speedup", "speedup_lo",
-                  "speedup_hi", "vs_all", "vs_all_lo", "vs_all_hi", "significant", "same_code", "paired", "ok",
+                  "speedup_hi", "vs_all", "vs_all_lo", "vs_all_hi", "significant", "same_code", "nothing_to_take_out",
+                  "paired", "ok",
                   "models", "repeats", "kernels", "compile_s"]
 
 
