@@ -417,3 +417,20 @@ def test_skip_done_runs_only_what_is_missing_with_each_models_all(tmp_path):
     left = skip_done(cells_, [str(path)])
     assert [(c["model"], c["config"]) for c in left] == [(c["model"], c["config"]) for c in cells_ if c["model"] != "m1"]
     assert left[0]["config"] == "all" and left[3]["config"] == "all"  # each model's first cell still autotunes
+
+
+def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
+    """Two lanes at once, sharing --claims: however the models split, every cell runs in exactly one lane."""
+    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    procs = [subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models",
+                               "tiny,tiny2,tiny3", "--configs", "all", "--repeat", "3", "--shard", f"{k}/2",
+                               "--claims", str(tmp_path / "claims"), "--json", str(tmp_path / f"lane{k}.json"),
+                               "--no-progress"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for k in (1, 2)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    lanes = [set(cells(tmp_path / f"lane{k}.json")) for k in (1, 2)]
+    assert not lanes[0] & lanes[1] and lanes[0] | lanes[1] == {(m, "all") for m in ("tiny", "tiny2", "tiny3")}
+    owners = {p.name: p.read_text() for p in (tmp_path / "claims").iterdir()}
+    assert {m for m, _ in lanes[0]} == {m for m, k in owners.items() if k == "1"}
