@@ -172,7 +172,7 @@ def test_bad_shard_claims_and_skip_done_are_rejected_in_one_line(tmp_path):
     for args, expected in [(("--shard", "3/2"), "K/N"),
                            (("--skip-done", str(tmp_path / "missing.json")), "missing.json: no such file"),
                            (("--skip-done", str(tmp_path / "not-results.json")), "written by `bench` or `merge`"),
-                           (("--shard", "1/2", "--claims", str(tmp_path / "a-file" / "claims")), "cannot create")]:
+                           (("--shard", "1/2", "--claims", str(tmp_path / "a-file" / "claims")), "cannot write a claim file")]:
         proc = bench("bench", "--models", "tiny", "--suite", SUITE, *args, tmp_path=tmp_path)
         assert proc.returncode == 2 and expected in proc.stderr, (args, proc.stderr)
         assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -121,12 +121,7 @@ def bench_main(argv) -> int:
     if args.claims:
         if args.shard[1] < 2:
             raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
-        try:
-            os.makedirs(args.claims, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"--claims {args.claims}: cannot create the directory ({exc.strerror})") from None
-        if not os.access(args.claims, os.W_OK):
-            raise UsageError(f"--claims {args.claims}: the directory is not writable")
+        check_writable(os.path.join(args.claims, "claim"), "a claim file", "choose another --claims directory")
     load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
     import torch
 
