@@ -108,21 +108,29 @@ def ours_table(speeds, rows) -> None:
 
 
 def fusions_table(cells) -> None:
-    """Fusions by kind of `all` and of `no-inlining`, per model, from each row's first logged process."""
+    """Fusions by kind of `all` and of `no-inlining`, per model.  A row that was logged in several
+    processes (runs pooled by merge --pool-repeats) shows each process's figure, "7 / 1", where they
+    differ: a cold compile's autotuning can pick other templates, and with them other fusions."""
     logged: dict = {}
     for c in cells:
         if c["status"] == "ok" and "fusions" in c:
-            logged.setdefault((c["model"], c["config"]), c)
+            logged.setdefault((c["model"], c["config"]), []).append(c)
     models = sorted({m for m, cfg in logged if cfg == "all"})
-    kinds = sorted({k for (m, cfg), c in logged.items() if cfg in ("all", "no-inlining") for k in c["fusions"]})
+    kinds = sorted({k for (m, cfg), cs in logged.items() if cfg in ("all", "no-inlining") for c in cs for k in c["fusions"]})
+
+    def each(cs, value) -> str:
+        values = [str(value(c)) for c in cs]
+        return values[0] if len(set(values)) == 1 else " / ".join(values)
+
     print("| model | " + " | ".join(f"`all`: {k}" for k in kinds) + " | `all`: kernels | `no-inlining`: fusions | `no-inlining`: kernels |")
     print("|---|" + "---|" * (len(kinds) + 3))
     for m in models:
         a, ni = logged[(m, "all")], logged.get((m, "no-inlining"))
         ran = any(c["status"] == "ok" and (c["model"], c["config"]) == (m, "no-inlining") for c in cells)
-        ni_text = (f"{sum(ni['fusions'].values())} | {ni['kernels']}" if ni else
+        ni_text = (f"{each(ni, lambda c: sum(c['fusions'].values()))} | {each(ni, lambda c: c['kernels'])}" if ni else
                    "ran before fusions were logged | " if ran else "not run | ")
-        print(f"| {m} | " + " | ".join(str(a["fusions"].get(k, 0)) for k in kinds) + f" | {a['kernels']} | {ni_text} |")
+        print(f"| {m} | " + " | ".join(each(a, lambda c, k=k: c["fusions"].get(k, 0)) for k in kinds)
+              + f" | {each(a, lambda c: c['kernels'])} | {ni_text} |")
 
 
 def main(path: str) -> None:
