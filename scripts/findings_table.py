@@ -20,7 +20,6 @@ import random
 import sys
 
 from inductor_ablate.bench import report
-from inductor_ablate.bench.configs import GROUPS
 from inductor_ablate.bench.runner import read_results_file
 
 #: Table 4, inference column: every row of the paper's ablation (float16 HuggingFace, A100).
@@ -95,9 +94,8 @@ def paper_table(speeds, rows) -> None:
 def ours_table(speeds, rows) -> None:
     print("| row | speedup [95% CI] | share of `all` kept [95% CI] | part of fusion's worth [95% CI] | models | same code as `all` |")
     print("|---|---|---|---|---|---|")
-    for config in GROUPS["ours"]:
-        r = rows.get(config)
-        if r is None or not r["ok"]:
+    for config, r in rows.items():  # the report's order: named rows, then kinds together (no-fusion-A+B)
+        if r["source"] != "ours" or not r["ok"]:
             continue
         speed = f"{r['speedup']:.2f}x [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]"
         point, lo, hi, n = kept_share(speeds, config)

@@ -21,7 +21,7 @@ import torch
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
 from inductor_ablate.bench.cell import TOLERANCE, _rel_error, _step, _Timer, build_model
-from inductor_ablate.bench.configs import CONFIGS, all_inductor
+from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.kernel_census import recording, summarize
 
 
@@ -39,7 +39,7 @@ def main() -> int:
 
     model, inputs, loss_fn = build_model(args.suite, args.model, args.device, args.dtype, args.mode)
     expected = _step(model, inputs, loss_fn, args.mode)
-    with inductor_config.patch({**all_inductor(args.device, args.mode), **CONFIGS[args.config].inductor}):
+    with inductor_config.patch({**all_inductor(args.device, args.mode), **by_name(args.config).inductor}):
         compiled = torch.compile(model)
         with recording(reset_dynamo=True) as sink:
             actual = _step(compiled, inputs, loss_fn, args.mode)

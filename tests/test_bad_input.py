@@ -119,6 +119,7 @@ def test_a_script_exit_code_is_kept(tmp_path):
     (["census", "--bogus"], "census: unrecognized option '--bogus'"),
     (["run", "--bogus", "x.py"], "run: unrecognized option '--bogus'"),
     (["bench", "--configs", "nosuchconfig"], "unknown config 'nosuchconfig'"),
+    (["bench", "--configs", "no-fusion-vertical+sideways"], "unknown config 'no-fusion-vertical+sideways'"),
     (["bench", "--models", "nosuchmodel"], "unknown model(s) nosuchmodel"),
     (["bench", "--suite", "nosuchsuite"], "unknown suite 'nosuchsuite'"),
     (["bench", "--bogus"], "bench: unrecognized arguments: --bogus"),

@@ -57,6 +57,39 @@ def test_config_mapping():
         configs.resolve("no-such-row")
 
 
+def test_fusion_kinds_together_are_one_row_named_in_kind_order():
+    """`no-fusion-KIND+KIND` vetoes the kinds together (INDUCTOR_NO_FUSE=KIND,KIND), under one
+    name whatever order they are given in, and applies only where every kind can occur."""
+    assert configs.resolve("no-fusion-horizontal+vertical,no-fusion-vertical+horizontal") == \
+        ["all", "no-fusion-vertical+horizontal"]
+    both = configs.by_name("no-fusion-horizontal+vertical")
+    assert both.switches == {"no_fuse": "vertical,horizontal"} and both.source == "ours"
+    assert both.not_applicable("cpu", "inference") is None
+    assert configs.by_name("no-fusion-vertical+mix-order").not_applicable("cpu", "inference") == "cuda only"
+    assert configs.by_name("no-fusion-mix-order+outer-loop").not_applicable("cuda", "inference") == \
+        "no device has all of mix-order, outer-loop"
+    assert configs.by_name("no-fusion-vertical") is configs.CONFIGS["no-fusion-vertical"]
+    for bad in ("no-fusion-vertical+sideways", "no-fusion-vertical+vertical", "no-fusion-+"):
+        with pytest.raises(UsageError, match="or fusion kinds together, no-fusion-KIND\\+KIND"):
+            configs.by_name(bad)
+
+
+def test_kinds_together_have_nothing_to_take_out_only_where_all_made_none_of_them():
+    """A row of several kinds has nothing to take out on a model only if `all` made no fusion of
+    any of them (the kinds are a comma list in the switch, not one kind's name)."""
+    def cell(model, config, fusions=None):
+        return dict(suite="s", model=model, device="cpu", dtype="float32", mode="inference", config=config,
+                    cell_repeat=0, status="ok", eager_ms=2.0, compiled_ms=1.0, speedup=2.0, code_hash=config,
+                    **({"fusions": fusions} if fusions is not None else {}))
+
+    cells_ = [cell("made_vertical", "all", {"vertical": 3}), cell("made_vertical", "no-fusion-vertical+horizontal", {}),
+              cell("made_none", "all", {"epilogue": 1}), cell("made_none", "no-fusion-vertical+horizontal", {})]
+    row = next(r for r in report.summary_rows(cells_) if r["config"] == "no-fusion-vertical+horizontal")
+    assert row["nothing_to_take_out"] == 1 and row["source"] == "ours"
+    assert "(no-fusion-vertical+horizontal: `all` made no vertical or horizontal fusion on 1 of its 2 models" \
+        in report.summary_table(cells_)
+
+
 def test_plan_interleaves_and_shards_partition_the_matrix():
     full = plan(["a", "b"], ["all", "no-fusion", "no-inlining"], suite="s", device="cpu", dtype="float32",
                 mode="inference")
@@ -356,6 +389,24 @@ def test_cells_count_the_fusions_each_kind_made(tmp_path):
     assert summary["no-fusion-horizontal"]["nothing_to_take_out"] == 1
     assert summary["no-fusion-vertical"]["nothing_to_take_out"] == 0 and summary["no-fusion"]["nothing_to_take_out"] == 0
     assert "no-fusion-horizontal: `all` made no horizontal fusion on 1 of its 1 models" in proc.stdout
+
+
+def test_a_row_of_kinds_together_vetoes_each_of_them(tmp_path):
+    """pointwise_chain's `all` makes vertical and horizontal fusions; the row of the two together
+    makes neither, in one cell, and the report prints it after the named rows."""
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--models", "pointwise_chain", "--configs", "no-fusion-horizontal+vertical,no-fusion-vertical",
+                 "--repeat", "3", "--json", str(results), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = {config: c for (model, config), c in cells(results).items()}
+    assert set(got) == {"all", "no-fusion-vertical", "no-fusion-vertical+horizontal"}
+    assert got["all"]["fusions"].get("vertical", 0) > 0 and got["all"]["fusions"].get("horizontal", 0) > 0
+    both = got["no-fusion-vertical+horizontal"]
+    assert both["status"] == "ok" and not both["fusions"].get("vertical") and not both["fusions"].get("horizontal")
+    assert got["no-fusion-vertical"]["fusions"].get("horizontal", 0) > 0  # vertical alone leaves horizontal
+    assert both["code_hash"] not in (got["all"]["code_hash"], got["no-fusion-vertical"]["code_hash"])
+    summary = [r["config"] for r in json.loads(results.read_text())["summary"]]
+    assert summary == ["all", "no-fusion-vertical", "no-fusion-vertical+horizontal"]
 
 
 def test_same_code_across_pooled_runs_means_code_some_all_process_generated():

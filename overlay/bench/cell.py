@@ -27,7 +27,7 @@ import torch._inductor.config as inductor_config
 from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 
-from .configs import CONFIGS, all_inductor
+from .configs import all_inductor, by_name
 from .models import load_suite
 
 TOLERANCE = {"float32": 2e-3, "bfloat16": 5e-2, "float16": 2e-2}
@@ -169,7 +169,7 @@ def run_cell(task: dict) -> dict:
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat") if k in task}
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
-    config = CONFIGS[task["config"]]
+    config = by_name(task["config"])
     device, mode = task["device"], task["mode"]
     try:
         model, inputs, loss_fn = build_model(task["suite"], task["model"], device, task["dtype"], mode)

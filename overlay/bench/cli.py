@@ -67,7 +67,8 @@ def bench_main(argv) -> int:
     p.add_argument("--mode", default="inference", choices=["inference", "training"])
     p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, real (all three), or module:function")
     p.add_argument("--models", default=None, help="comma list (default: the whole suite)")
-    p.add_argument("--configs", default="full", help="comma list of configs or groups (paper, ours, kinds, full)")
+    p.add_argument("--configs", default="full", help="comma list of configs or groups (paper, ours, kinds, full); "
+                   "fusion kinds together: no-fusion-KIND+KIND (e.g. no-fusion-vertical+horizontal)")
     p.add_argument("--repeat", type=int, default=None, help="timed samples per cell (default 15 CPU, 50 CUDA)")
     p.add_argument("--cell-repeats", type=int, default=1, metavar="K",
                    help="run each cell in K separate processes and pool them: the intervals then hold the "

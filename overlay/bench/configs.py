@@ -22,7 +22,7 @@ class BenchConfig:
     source: str  # "paper" (Table 4 row) or "ours"
     only_device: str | None = None  # "cpu" / "cuda": n/a elsewhere
     only_mode: str | None = None  # "inference" / "training"
-    needs: str | None = None  # a torch._inductor.scheduler attribute the row needs (newer torch)
+    needs: tuple[str, ...] = ()  # torch._inductor.scheduler attributes the row needs (newer torch)
     note: str | None = None  # why the row is n/a everywhere (e.g. the grouping is off in `all`)
 
     def not_applicable(self, device: str, mode: str, cpu_templates: bool = False) -> str | None:
@@ -39,8 +39,9 @@ class BenchConfig:
             import torch
             from torch._inductor import scheduler
 
-            if not hasattr(scheduler, self.needs):
-                return f"torch {torch.__version__} has no {self.needs}"
+            missing = [attr for attr in self.needs if not hasattr(scheduler, attr)]
+            if missing:
+                return f"torch {torch.__version__} has no {', '.join(missing)}"
         return None
 
 
@@ -66,6 +67,22 @@ def all_inductor(device: str, mode: str, cpu_templates: bool = False) -> dict:
 
 _KIND_NOTE = {"combo": "combo_kernels is off in `all`: nothing to remove"}
 
+
+def _kinds_row(kinds: list[str]) -> BenchConfig:
+    """The row that vetoes the given fusion kinds (INDUCTOR_NO_FUSE=kind[,kind...]): one kind is
+    `no-fusion-KIND`; several, `no-fusion-KIND+KIND`, measure kinds that stand in for each other
+    (without horizontal fusion, the scheduler makes the same groups as vertical fusions)."""
+    value = ",".join(kinds)
+    doc = FUSION_KINDS[kinds[0]] if len(kinds) == 1 else "these fusion kinds together"
+    devices = {KIND_DEVICE[k] for k in kinds if k in KIND_DEVICE}
+    notes = [_KIND_NOTE[k] for k in kinds if k in _KIND_NOTE]
+    if len(devices) > 1:
+        notes.append(f"no device has all of {', '.join(kinds)}")
+    return BenchConfig(f"no-fusion-{'+'.join(kinds)}", f"INDUCTOR_NO_FUSE={value}: {doc}", {}, {"no_fuse": value},
+                       "ours", only_device=next(iter(devices)) if len(devices) == 1 else None,
+                       needs=tuple(KIND_NEEDS[k] for k in kinds if k in KIND_NEEDS), note="; ".join(notes) or None)
+
+
 CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
     BenchConfig("all", "every optimization on", {}, {}, "paper"),
     BenchConfig("no-loop-reorder", "no loop/layout reordering: pick_loop_orders, loop_ordering_after_fusion, "
@@ -89,18 +106,28 @@ CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
                 {}, {"flush_every_node": True}, "ours", only_device="cpu"),
     BenchConfig("one-kernel-per-op", "INDUCTOR_ONE_KERNEL_PER_OP=1: no fusion, no inlining, no C++ grouping",
                 {}, {"one_kernel_per_op": True}, "ours"),
-    *[BenchConfig(f"no-fusion-{kind}", f"INDUCTOR_NO_FUSE={kind}: {doc}", {}, {"no_fuse": kind}, "ours",
-                  only_device=KIND_DEVICE.get(kind), needs=KIND_NEEDS.get(kind), note=_KIND_NOTE.get(kind))
-      for kind, doc in FUSION_KINDS.items()],
+    *[_kinds_row([kind]) for kind in FUSION_KINDS],
 ]}
 
 #: ``--configs`` shorthands
 GROUPS = {
     "paper": [n for n, c in CONFIGS.items() if c.source == "paper"],
     "ours": [n for n, c in CONFIGS.items() if c.source == "ours"],
-    "kinds": [n for n in CONFIGS if n.startswith("no-fusion-") and n != "no-fusion-no-inlining"],
+    "kinds": [f"no-fusion-{kind}" for kind in FUSION_KINDS],
     "full": list(CONFIGS),
 }
+
+
+def by_name(name: str) -> BenchConfig:
+    """A named row, or one that vetoes several fusion kinds together, ``no-fusion-KIND+KIND``
+    (named with its kinds in FUSION_KINDS order, so one set of kinds is one row)."""
+    if name in CONFIGS:
+        return CONFIGS[name]
+    kinds = name.removeprefix("no-fusion-").split("+") if name.startswith("no-fusion-") and "+" in name else []
+    if not kinds or any(k not in FUSION_KINDS for k in kinds) or len(set(kinds)) < len(kinds):
+        raise UsageError(f"unknown config {name!r}; configs: {', '.join(CONFIGS)}; groups: {', '.join(GROUPS)}; "
+                         f"or fusion kinds together, no-fusion-KIND+KIND (kinds: {', '.join(FUSION_KINDS)})")
+    return _kinds_row(sorted(kinds, key=list(FUSION_KINDS).index))
 
 
 def resolve(spec: str | None) -> list[str]:
@@ -109,8 +136,7 @@ def resolve(spec: str | None) -> list[str]:
     for item in (spec or "full").split(","):
         item = item.strip()
         for name in GROUPS.get(item, [item]):
-            if name not in CONFIGS:
-                raise UsageError(f"unknown config {name!r}; configs: {', '.join(CONFIGS)}; groups: {', '.join(GROUPS)}")
+            name = by_name(name).name
             if name not in names:
                 names.append(name)
     if "all" not in names:
@@ -129,4 +155,6 @@ def describe() -> str:
     lines.append("\n`all`: Inductor defaults + freezing (inference) + on CUDA triton.cudagraphs and matmul templates "
                  "(max_autotune_gemm, ATEN,TRITON; convolutions on ATen); on CPU matmul templates (ATEN,CPP) only with --cpu-templates")
     lines.append(f"groups for --configs: " + "; ".join(f"{g} = {len(v)} configs" for g, v in GROUPS.items()))
+    lines.append("fusion kinds together: no-fusion-KIND+KIND (e.g. no-fusion-vertical+horizontal), "
+                 "INDUCTOR_NO_FUSE=KIND,KIND")
     return "\n".join(lines)

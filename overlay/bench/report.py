@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import math
 
-from .configs import CONFIGS, GROUPS
+from .configs import CONFIGS, GROUPS, by_name
 from .runner import cell_key, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
@@ -52,8 +52,9 @@ def geomean(values):
 
 
 def _ordered_configs(cells):
+    """The named rows in their order, then rows of fusion kinds together (no-fusion-KIND+KIND)."""
     present = {c["config"] for c in cells}
-    return [name for name in CONFIGS if name in present]
+    return [name for name in CONFIGS if name in present] + sorted(present - set(CONFIGS))
 
 
 def _groups(cells):
@@ -102,10 +103,10 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
 
         base_ok = [m for m in models if speeds(m, "all")]
 
-        def kind_absent(model, kind):
-            """True if every logged `all` process of the model made no fusion of ``kind``."""
+        def kind_absent(model, kinds):
+            """True if every logged `all` process of the model made no fusion of ``kinds`` (a comma list)."""
             logs = [r["fusions"] for r in reps.get((model, "all"), []) if r["status"] == "ok" and "fusions" in r]
-            return bool(logs) and not any(f.get(kind) for f in logs)
+            return bool(logs) and not any(f.get(k) for f in logs for k in kinds.split(","))
         for name in _ordered_configs(group):
             row_cells = [r for m in models for r in reps.get((m, name), [])]
             ok_models = [m for m in models if speeds(m, name)]
@@ -114,7 +115,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             # (subset, not equality: pooled runs of other days may hold other `all` code, autotuned cold)
             same = [m for m in paired if code(m, name) and code(m, name) <= code(m, "all")]
             hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
-            kind = CONFIGS[name].switches.get("no_fuse")
+            kind = by_name(name).switches.get("no_fuse")
             absent = [m for m in paired if isinstance(kind, str) and kind_absent(m, kind)]
             point = geomean([geomean(speeds(m, name)) for m in ok_models])
             pg = geomean([geomean(speeds(m, name)) for m in paired])
@@ -132,7 +133,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             ci, ci_diff = _percentiles(boot), _percentiles(boot_diff)
             statuses = [r["status"] for r in row_cells]
             out.append(dict(
-                suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=CONFIGS[name].source,
+                suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=by_name(name).source,
                 baseline=baseline, models=len(models), ok=len(ok_models),
                 repeats=max((len(reps.get((m, name), [])) for m in models), default=0),
                 na=bool(statuses) and all(s == "n/a" for s in statuses),
@@ -200,7 +201,7 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
                          + (f"  FAILED: {'; '.join(r['failed'])}" if r["failed"] else ""))
         for r in group:
             if r.get("nothing_to_take_out"):
-                kind = CONFIGS[r["config"]].switches["no_fuse"]
+                kind = " or ".join(by_name(r["config"]).switches["no_fuse"].split(","))
                 lines.append(f"  ({r['config']}: `all` made no {kind} fusion on {r['nothing_to_take_out']} of its "
                              f"{r['paired']} models (fusions logged by kind), so the row had nothing to take out there)")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ import tempfile
 import time
 
 from ..errors import UsageError
-from .configs import CONFIGS
+from .configs import by_name
 
 KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
 
@@ -229,7 +229,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         """n/a rows are decided here, cheaply, and never vanish; the rest are to run."""
         for cell in group:
             why = (unavailable or {}).get(cell["model"]) or \
-                CONFIGS[cell["config"]].not_applicable(cell["device"], cell["mode"], cpu_templates)
+                by_name(cell["config"]).not_applicable(cell["device"], cell["mode"], cpu_templates)
             if why:
                 rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
         return [c for c in group if cell_key(c) not in rows]
