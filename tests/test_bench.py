@@ -485,3 +485,28 @@ def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
     assert not lanes[0] & lanes[1] and lanes[0] | lanes[1] == {(m, "all") for m in ("tiny", "tiny2", "tiny3")}
     owners = {p.name: p.read_text() for p in (tmp_path / "claims").iterdir()}
     assert {m for m, _ in lanes[0]} == {m for m, k in owners.items() if k == "1"}
+
+
+def test_hf_training_steps_draw_no_random_numbers():
+    """Dropout draws random numbers that eager and compiled code draw differently, so an HF model's
+    training step is built with every dropout probability of its config at 0 (else no config, stock
+    `all` included, could pass the accuracy check); other settings, and inference, keep theirs."""
+    import types
+
+    from inductor_ablate.bench.models import _no_dropout
+
+    config = types.SimpleNamespace(hidden_dropout_prob=0.1, attn_pdrop=0.1, classifier_dropout=None,
+                                   dropout_rate=0.1, hidden_size=768, layer_norm_eps=1e-12)
+    _no_dropout(config)
+    assert vars(config) == dict(hidden_dropout_prob=0.0, attn_pdrop=0.0, classifier_dropout=None,
+                                dropout_rate=0.0, hidden_size=768, layer_norm_eps=1e-12)
+    pytest.importorskip("transformers")
+    import torch
+
+    from inductor_ablate.bench.cell import build_model
+
+    model, inputs, _ = build_model("hf", "distilbert", "cpu", "float32", "training")
+    assert model.training
+    assert torch.equal(model(*inputs), model(*inputs))  # no dropout: the same step twice
+    model, _, _ = build_model("hf", "distilbert", "cpu", "float32", "inference")
+    assert model.model.config.dropout == 0.1  # eval mode never drops out; its config is left alone
