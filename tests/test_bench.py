@@ -510,3 +510,33 @@ def test_hf_training_steps_draw_no_random_numbers():
     assert torch.equal(model(*inputs), model(*inputs))  # no dropout: the same step twice
     model, _, _ = build_model("hf", "distilbert", "cpu", "float32", "inference")
     assert model.model.config.dropout == 0.1  # eval mode never drops out; its config is left alone
+
+
+def test_low_precision_accuracy_falls_back_to_a_float64_reference():
+    """A bfloat16 step that misses eager by more than the tolerance passes when, against the float64
+    step, it is off by at most FP64_MARGIN times eager's own error (both round; neither is the truth),
+    and fails when it is off by more.  float32 keeps the plain check; a passing cell never pays for
+    the float64 step."""
+    import torch
+
+    from inductor_ablate.bench import cell
+
+    def never():
+        raise AssertionError("the float64 step was computed for a cell that passed")
+
+    truth = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)
+    eager = torch.tensor([1.0, 2.0, 4.4])  # 10% off the truth
+    assert cell.accuracy(eager * 1.01, eager, "bfloat16", never) == {"rel_error": pytest.approx(0.01, rel=1e-3)}
+    close = cell.accuracy(torch.tensor([1.0, 2.0, 3.8]), eager, "bfloat16", lambda: truth)  # 5% off truth
+    assert close["rel_error"] > cell.TOLERANCE["bfloat16"] and "message" not in close
+    assert close["rel_error_fp64"] < close["eager_rel_error_fp64"]
+    far = cell.accuracy(torch.tensor([1.0, 2.0, 5.6]), eager, "bfloat16", lambda: truth)  # 40% off truth
+    assert far["message"].startswith("max relative error 0.273 > 0.05 against eager, and 0.4 against float64")
+    plain = cell.accuracy(torch.tensor([1.0, 2.0, 3.8]), eager, "float32", lambda: truth)
+    assert plain == {"rel_error": pytest.approx(0.6 / 4.4, rel=1e-3), "message": "max relative error 0.136 > 0.002"}
+
+    model = torch.nn.Linear(3, 2).to(torch.bfloat16)
+    x = torch.randn(4, 3, dtype=torch.bfloat16, requires_grad=True)
+    ref = cell._float64_step(model, (x,), lambda out: out.float().pow(2).mean(), "training")
+    assert [t.dtype for t in ref] == [torch.float64] * 4  # output, weight and bias grads, input grad
+    assert model.weight.dtype == torch.bfloat16  # the model itself is left as it was
