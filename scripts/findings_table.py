@@ -4,9 +4,9 @@ the `ours` rows (each fusion kind taken out alone, one kernel per op), and the f
     python scripts/findings_table.py docs/results/h200-real-bf16-inference.json
 
 - Paper rows: our geomean speedup over eager with its bootstrap 95% interval (``bench`` report's),
-  and the share of `all`'s speedup the row keeps (geomean over models of row / all, paired by model,
-  bootstrap over models and their process repeats), beside the paper's float16 HuggingFace
-  inference figures on an A100 (Table 4).
+  and the share of `all`'s speedup the row keeps (geomean over models of row / all, paired by model
+  and by run, bootstrap over models and their process repeats), beside the paper's float16 HuggingFace
+  figures on an A100 (Table 4) for the file's mode, inference or training.
 - Ours: the same share, how many models' code equals `all`'s, and for a fusion kind the part of
   fusion's worth it carries: log(share kept without the kind) / log(share kept without any fusion),
   over the models that ran both rows (1: the kind is all of fusion's worth; 0: none of it).
@@ -22,63 +22,75 @@ import sys
 from inductor_ablate.bench import report
 from inductor_ablate.bench.runner import read_results_file
 
-#: Table 4, inference column: every row of the paper's ablation (float16 HuggingFace, A100).
-PAPER = {"all": 1.91, "no-loop-reorder": 1.91, "no-matmul-templates": 1.85, "no-freezing": 1.85,
-         "no-pattern-matching": 1.83, "no-cudagraphs": 1.81, "no-fusion": 1.68, "no-inlining": 1.58,
-         "no-fusion-no-inlining": 0.80}
+#: Table 4, by mode: every row of the paper's ablation (float16 HuggingFace, A100).
+PAPER = {
+    "inference": {"all": 1.91, "no-loop-reorder": 1.91, "no-matmul-templates": 1.85, "no-freezing": 1.85,
+                  "no-pattern-matching": 1.83, "no-cudagraphs": 1.81, "no-fusion": 1.68, "no-inlining": 1.58,
+                  "no-fusion-no-inlining": 0.80},
+    "training": {"all": 1.45, "no-loop-reorder": 1.28, "no-matmul-templates": 1.41, "no-freezing": 1.45,
+                 "no-pattern-matching": 1.45, "no-cudagraphs": 1.37, "no-fusion": 1.27, "no-inlining": 1.31,
+                 "no-fusion-no-inlining": 0.59},
+}
 
 
-def _speeds(cells) -> dict:
-    speeds: dict = {}
+def _pairs(cells) -> dict:
+    """{config: {model: [(row speedup, same-run `all` speedup), ...]}} (``report.paired_with_all``)."""
+    reps: dict = {}
     for c in report.apply_baseline(cells):
-        if c["status"] == "ok":
-            speeds.setdefault((c["model"], c["config"]), []).append(c["speedup"])
-    return speeds
+        reps.setdefault((c["model"], c["config"]), []).append(c)
+    out: dict = {}
+    for (m, config), cs in reps.items():
+        pairs = report.paired_with_all(cs, reps.get((m, "all"), []))
+        if pairs and config != "all":
+            out.setdefault(config, {})[m] = pairs
+    return out
 
 
-def _share(speeds, models, config, draw):
-    """Geomean over ``models`` of speedup(config) / speedup(all), each a geomean of its (drawn) repeats."""
-    return report.geomean([report.geomean(draw(speeds[(m, config)])) / report.geomean(draw(speeds[(m, "all")]))
-                           for m in models])
+def _share(pairs, models, rng=None):
+    """Geomean over ``models`` of speedup(row) / speedup(same-run `all`)."""
+    row, base = report.draw_pairs(pairs, models, rng)
+    return row / base
 
 
 def _bootstrap(statistic, models, seed):
-    """(lo, hi): 95% interval of ``statistic(models, draw)``, resampling models and their repeats."""
+    """(lo, hi): 95% interval of ``statistic(models, rng)``, resampling models (and, in the
+    statistic, each model's process pairs)."""
     rng = random.Random(seed)
-    values = [statistic([rng.choice(models) for _ in models], lambda xs: [rng.choice(xs) for _ in xs])
-              for _ in range(report.BOOTSTRAP)]
+    values = [statistic([rng.choice(models) for _ in models], rng) for _ in range(report.BOOTSTRAP)]
     return report._percentiles([v for v in values if v is not None and math.isfinite(v)])
 
 
-def kept_share(speeds, config):
+def kept_share(pairs, config):
     """(point, lo, hi, models): geomean over models of speedup(config) / speedup(all)."""
-    models = sorted(m for m, cfg in speeds if cfg == config and (m, "all") in speeds)
-    point = _share(speeds, models, config, lambda xs: xs)
-    lo, hi = _bootstrap(lambda pick, draw: _share(speeds, pick, config, draw), models, config)
+    models = sorted(pairs[config])
+    point = _share(pairs[config], models)
+    lo, hi = _bootstrap(lambda pick, rng: _share(pairs[config], pick, rng), models, config)
     return point, lo, hi, len(models)
 
 
-def fusion_part(speeds, kind_config):
+def fusion_part(pairs, kind_config):
     """(point, lo, hi, models): log(share kept without the kind) / log(share kept without fusion)."""
-    models = sorted(m for m, cfg in speeds if cfg == kind_config and (m, "all") in speeds
-                    and (m, "no-fusion") in speeds)
+    models = sorted(set(pairs.get(kind_config, {})) & set(pairs.get("no-fusion", {})))
     if not models:
         return None
 
-    def part(pick, draw):
-        loss = math.log(_share(speeds, pick, "no-fusion", draw))
-        return math.log(_share(speeds, pick, kind_config, draw)) / loss if loss < 0 else None
+    def part(pick, rng=None):
+        loss = math.log(_share(pairs["no-fusion"], pick, rng))
+        return math.log(_share(pairs[kind_config], pick, rng)) / loss if loss < 0 else None
 
     lo_hi = _bootstrap(part, models, kind_config)
-    return (part(models, lambda xs: xs), *(lo_hi or (math.nan, math.nan)), len(models))
+    return (part(models), *(lo_hi or (math.nan, math.nan)), len(models))
 
 
-def paper_table(speeds, rows) -> None:
-    paper_all = PAPER["all"]
-    print("| row | ours: speedup [95% CI] | ours: share of `all` kept [95% CI] | models | paper (Table 4) | paper: share kept |")
+def paper_table(pairs, rows, mode) -> None:
+    paper_all = PAPER[mode]["all"]
+    print(f"| row | ours: speedup [95% CI] | ours: share of `all` kept [95% CI] | models | paper (Table 4, {mode}) | paper: share kept |")
     print("|---|---|---|---|---|---|")
-    for config, paper in PAPER.items():
+    for config, paper in PAPER[mode].items():
         r = rows.get(config)
+        if r is not None and r["na"]:
+            print(f"| {config} | n/a: {r['na_message']} | | 0 | {paper:.2f}x | {paper / paper_all:.2f} |")
+            continue
         if r is None or not r["ok"]:
             print(f"| {config} | not run | | 0 | {paper:.2f}x | {paper / paper_all:.2f} |")
             continue
@@ -86,20 +98,20 @@ def paper_table(speeds, rows) -> None:
         if config == "all":
             kept, n = "1", r["ok"]
         else:
-            point, lo, hi, n = kept_share(speeds, config)
+            point, lo, hi, n = kept_share(pairs, config)
             kept = f"{point:.2f} [{lo:.2f}, {hi:.2f}]"
         print(f"| {config} | {speed} | {kept} | {n} | {paper:.2f}x | {paper / paper_all:.2f} |")
 
 
-def ours_table(speeds, rows) -> None:
+def ours_table(pairs, rows) -> None:
     print("| row | speedup [95% CI] | share of `all` kept [95% CI] | part of fusion's worth [95% CI] | models | same code as `all` |")
     print("|---|---|---|---|---|---|")
     for config, r in rows.items():  # the report's order: named rows, then kinds together (no-fusion-A+B)
         if r["source"] != "ours" or not r["ok"]:
             continue
         speed = f"{r['speedup']:.2f}x [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]"
-        point, lo, hi, n = kept_share(speeds, config)
-        part = fusion_part(speeds, config) if config.startswith("no-fusion-") else None
+        point, lo, hi, n = kept_share(pairs, config)
+        part = fusion_part(pairs, config) if config.startswith("no-fusion-") else None
         part_text = f"{part[0]:.2f} [{part[1]:.2f}, {part[2]:.2f}] ({part[3]} models)" if part else ""
         same = "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
         print(f"| {config} | {speed} | {point:.2f} [{lo:.2f}, {hi:.2f}] | {part_text} | {n} | {same} |")
@@ -133,12 +145,15 @@ def fusions_table(cells) -> None:
 
 def main(path: str) -> None:
     cells = read_results_file(path)["cells"]
+    modes = {c["mode"] for c in cells}
+    if len(modes) != 1:
+        raise SystemExit(f"findings_table: {path} holds modes {', '.join(sorted(modes))}; give a file of one mode")
     rows = {r["config"]: r for r in report.summary_rows(cells)}
-    speeds = _speeds(cells)
+    pairs = _pairs(cells)
     print("## The paper's rows\n")
-    paper_table(speeds, rows)
+    paper_table(pairs, rows, modes.pop())
     print("\n## Ours\n")
-    ours_table(speeds, rows)
+    ours_table(pairs, rows)
     print("\n## Fusions made, by kind\n")
     fusions_table(cells)
 

@@ -428,6 +428,31 @@ def test_same_code_across_pooled_runs_means_code_some_all_process_generated():
     assert marked == {"no-fusion-prologue", "no-fusion-vertical"}  # the table shows each row's first process
 
 
+def test_a_row_is_compared_with_the_all_of_its_own_run():
+    """Pooled runs: each run's `all` autotuned afresh and ran at its own speed.  A row that generated
+    its run's `all` code and ran as fast is no change, however fast another run's `all` was; pooling
+    every run's `all` would call it one (the H200 prologue row did, +0.03 [+0.00, +0.06], with no
+    prologue fusion on any model).  A run without an `all` of its own falls back to every run's."""
+    def cell(model, config, run, speedup, code):
+        return dict(suite="s", model=model, device="cuda", dtype="bfloat16", mode="inference", config=config,
+                    status="ok", eager_ms=1.0, compiled_ms=1.0 / speedup, speedup=speedup, code_hash=code,
+                    from_file=run)
+
+    models = [f"m{i}" for i in range(6)]
+    cells_ = [c for i, m in enumerate(models) for c in (
+        cell(m, "all", "day1", 1.5 + 0.1 * i, f"{m}-day1"),  # an older run's `all`: slower code
+        cell(m, "all", "day2", 2.0 + 0.1 * i, f"{m}-day2"),
+        cell(m, "no-fusion-prologue", "day2", 2.0 + 0.1 * i, f"{m}-warm"),  # same speed as its run's `all`
+        cell(m, "no-fusion", "day2", 1.8 + 0.1 * i, f"{m}-nofuse"))]
+    rows = {r["config"]: r for r in report.summary_rows(cells_)}
+    prologue, no_fusion = rows["no-fusion-prologue"], rows["no-fusion"]
+    assert prologue["vs_all"] == pytest.approx(0.0, abs=1e-9) and not prologue["significant"]
+    assert no_fusion["vs_all"] == pytest.approx(-0.2, abs=0.01) and no_fusion["significant"]
+    assert report.paired_with_all([cells_[2]], cells_[:2]) == [(2.0, 2.0)]
+    orphan = cell("m0", "no-fusion-prologue", "day3", 2.0, "x")  # day 3 ran no `all`: every run's
+    assert report.paired_with_all([orphan], cells_[:2]) == [(2.0, pytest.approx((1.5 * 2.0) ** 0.5))]
+
+
 def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
     """--claims: a lane runs the models it claimed in an earlier (cut) run and every free model it
     reaches, never another lane's; run again, it has nothing left; the lanes merge into the matrix."""

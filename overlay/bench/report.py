@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import math
+import random
 
 from .configs import CONFIGS, GROUPS, by_name
 from .runner import cell_key, read_results_file
@@ -68,6 +69,40 @@ def _groups(cells):
 BOOTSTRAP = 2000  # resamples for the 95% intervals
 
 
+def run_of(cell: dict) -> str | None:
+    """The run a cell's process belonged to: its file under ``merge --pool-repeats`` (a model's cells
+    in one run share one cache directory, so its autotuning choices); None: cells of one run."""
+    return cell.get("from_file")
+
+
+def paired_with_all(row_cells: list[dict], all_cells: list[dict]) -> list[tuple[float, float]]:
+    """(the row's speedup, `all`'s speedup in the same run) for each ok process of a row of one model.
+
+    A row is compared with the `all` of its own run, whose autotuning it reused: runs on other days
+    autotune afresh and may pick other kernels (on the H200, one model's cold `all` generated up to 4
+    different codes in 4 runs), so pooling every run's `all` would add that spread to the change.
+    A run that holds no `all` of the model is compared with every run's."""
+    ok_all = [a for a in all_cells if a["status"] == "ok"]
+    pairs = []
+    for r in row_cells:
+        if r["status"] == "ok" and ok_all:
+            mates = [a for a in ok_all if run_of(a) == run_of(r)] or ok_all
+            pairs.append((r["speedup"], geomean([a["speedup"] for a in mates])))
+    return pairs
+
+
+def draw_pairs(pairs: dict, models: list[str], rng: random.Random | None = None) -> tuple[float, float]:
+    """(geomean over ``models`` of the row's speedup, the same of its paired `all`), each model's
+    figures a geomean over its pairs; with ``rng``, each model's pairs drawn with replacement (the
+    caller draws the models)."""
+    row, base = [], []
+    for m in models:
+        picked = pairs[m] if rng is None else [rng.choice(pairs[m]) for _ in pairs[m]]
+        row.append(geomean([p[0] for p in picked]))
+        base.append(geomean([p[1] for p in picked]))
+    return geomean(row), geomean(base)
+
+
 def _percentiles(values: list[float]) -> tuple[float, float] | None:
     values = sorted(v for v in values if v is not None)
     if len(values) < 20:
@@ -82,11 +117,10 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
     A model's speedup is the geomean over its cell repeats (``--cell-repeats``, each its own process).
     The interval resamples models, and within each model its repeats, with replacement: it holds the
     spread between models and, with repeats, the noise between processes.  The change from `all` is
-    paired by model (both rows over the models where both ran).  A change whose interval excludes zero
+    paired by model (both rows over the models where both ran) and by run (``paired_with_all``).  A
+    change whose interval excludes zero
     is marked ``significant``; a row whose code equals `all`'s on every model is ``same code``: no
     change to measure, whatever the timings say."""
-    import random
-
     cells = apply_baseline(cells, baseline)
     out = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
@@ -118,17 +152,15 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             kind = by_name(name).switches.get("no_fuse")
             absent = [m for m in paired if isinstance(kind, str) and kind_absent(m, kind)]
             point = geomean([geomean(speeds(m, name)) for m in ok_models])
-            pg = geomean([geomean(speeds(m, name)) for m in paired])
-            pb = geomean([geomean(speeds(m, "all")) for m in paired])
+            pairs = {m: paired_with_all(reps[(m, name)], reps[(m, "all")]) for m in paired}
+            pg, pb = draw_pairs(pairs, paired) if paired else (None, None)
             rng = random.Random(f"{suite}{device}{dtype}{mode}{name}")  # the same intervals every time
             boot, boot_diff = [], []
             for _ in range(BOOTSTRAP if ok_models else 0):
                 pick = [rng.choice(ok_models) for _ in ok_models]
                 boot.append(geomean([geomean([rng.choice(speeds(m, name)) for _ in speeds(m, name)]) for m in pick]))
                 if paired and name != "all":
-                    pick = [rng.choice(paired) for _ in paired]
-                    g = geomean([geomean([rng.choice(speeds(m, name)) for _ in speeds(m, name)]) for m in pick])
-                    b = geomean([geomean([rng.choice(speeds(m, "all")) for _ in speeds(m, "all")]) for m in pick])
+                    g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng)
                     boot_diff.append(g - b)
             ci, ci_diff = _percentiles(boot), _percentiles(boot_diff)
             statuses = [r["status"] for r in row_cells]
@@ -390,5 +422,5 @@ def repeat_spread(cells: list[dict]) -> str:
             f"{sum(s[4] for s in spreads)}/{len(spreads)} cells")
 
 
-__all__ = ["apply_baseline", "summary_rows", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
+__all__ = ["apply_baseline", "summary_rows", "paired_with_all", "draw_pairs", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
            "write_plot", "merge", "repeat_spread", "geomean", "GROUPS"]
