@@ -432,7 +432,8 @@ def test_a_row_is_compared_with_the_all_of_its_own_run():
     """Pooled runs: each run's `all` autotuned afresh and ran at its own speed.  A row that generated
     its run's `all` code and ran as fast is no change, however fast another run's `all` was; pooling
     every run's `all` would call it one (the H200 prologue row did, +0.03 [+0.00, +0.06], with no
-    prologue fusion on any model).  A run without an `all` of its own falls back to every run's."""
+    prologue fusion on any model).  A run without an `all` of its own falls back to every run's, and
+    a warm row is compared with a warm `all` where its run has one."""
     def cell(model, config, run, speedup, code):
         return dict(suite="s", model=model, device="cuda", dtype="bfloat16", mode="inference", config=config,
                     status="ok", eager_ms=1.0, compiled_ms=1.0 / speedup, speedup=speedup, code_hash=code,
@@ -451,6 +452,12 @@ def test_a_row_is_compared_with_the_all_of_its_own_run():
     assert report.paired_with_all([cells_[2]], cells_[:2]) == [(2.0, 2.0)]
     orphan = cell("m0", "no-fusion-prologue", "day3", 2.0, "x")  # day 3 ran no `all`: every run's
     assert report.paired_with_all([orphan], cells_[:2]) == [(2.0, pytest.approx((1.5 * 2.0) ** 0.5))]
+    # a warm row and a run with a cold and a warm `all` (--cell-repeats 2): the warm one is its mate
+    cold, warm = ({**cell("m0", "all", "day4", s, "x"), "cache": c} for s, c in ((1.5, "cold"), (2.0, "warm")))
+    row = {**cell("m0", "no-fusion-prologue", "day4", 2.0, "x"), "cache": "warm"}
+    assert report.paired_with_all([row], [cold, warm]) == [(2.0, 2.0)]
+    assert report.paired_with_all([{**row, "cache": "cold"}], [cold, warm]) == [(2.0, 1.5)]
+    assert report.paired_with_all([row], [cold]) == [(2.0, 1.5)]  # no warm `all`: the run's cold one
 
 
 def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
