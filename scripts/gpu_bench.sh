@@ -5,15 +5,17 @@
 # each lane keeps its shared Inductor caches beside it until its cells are done, so a run cut short
 # (by `timeout`, a scheduler, Ctrl-C) is finished, warm, by running the same line again.
 #
-#   [SUITE=real] [MODELS=a,b] [DTYPE=bfloat16] [SKIP_DONE=earlier.json] bash scripts/gpu_bench.sh MODE CONFIGS [SECONDS]
+#   [SUITE=real] [MODELS=a,b] [DTYPE=bfloat16] [SKIP_DONE=earlier.json] [REPEATS=2] bash scripts/gpu_bench.sh MODE CONFIGS [SECONDS]
 #   e.g.  SUITE=real DTYPE=bfloat16 bash scripts/gpu_bench.sh inference paper 540
 # SKIP_DONE: results files of earlier runs (comma list); their ok cells are not run again (bench --skip-done).
+# REPEATS: processes per cell (bench --cell-repeats, default 1); from 2 on, `all`'s later processes
+# compile warm, and the report compares each warm row with that warm `all`.
 #
 # Lane files and logs: results/cuda-TAG-part{k}of{N}.json|log, TAG = SUITE-DTYPE-MODE;
 # merged: results/cuda-TAG.json|csv|png.  Prints this invocation's wall time last.
 set -uo pipefail
 MODE=${1:-inference}; CONFIGS=${2:-full}; SECONDS_LEFT=${3:-86400}
-SUITE=${SUITE:-embedded}; DTYPE=${DTYPE:-float32}; MODELS=${MODELS:-}; SKIP_DONE=${SKIP_DONE:-}
+SUITE=${SUITE:-embedded}; DTYPE=${DTYPE:-float32}; MODELS=${MODELS:-}; SKIP_DONE=${SKIP_DONE:-}; REPEATS=${REPEATS:-1}
 TAG="$SUITE-$DTYPE-$MODE"
 export PYTHONUNBUFFERED=1
 N=$(python3 -c "import torch; print(torch.cuda.device_count())")
@@ -27,7 +29,7 @@ for k in $(seq 1 "$N"); do
   PIN=""; command -v taskset >/dev/null && [ "$PER" -ge 1 ] && PIN="taskset -c $(( (k-1)*PER ))-$(( k*PER-1 ))"
   CUDA_VISIBLE_DEVICES=$((k-1)) TORCHINDUCTOR_COMPILE_THREADS=$PER $PIN timeout -k 20 "$SECONDS_LEFT" python3 -m inductor_ablate bench --device cuda \
       --suite "$SUITE" ${MODELS:+--models "$MODELS"} ${SKIP_DONE:+--skip-done "$SKIP_DONE"} --dtype "$DTYPE" --mode "$MODE" --configs "$CONFIGS" \
-      --shard "$k/$N" --claims "results/cuda-$TAG-claims-of$N" --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
+      --cell-repeats "$REPEATS" --shard "$k/$N" --claims "results/cuda-$TAG-claims-of$N" --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
       > "results/cuda-$TAG-part${k}of$N.log" 2>&1 &
 done
 wait
