@@ -123,9 +123,8 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
     The interval resamples models, and within each model its repeats, with replacement: it holds the
     spread between models and, with repeats, the noise between processes.  The change from `all` is
     paired by model (both rows over the models where both ran) and by run (``paired_with_all``).  A
-    change whose interval excludes zero
-    is marked ``significant``; a row whose code equals `all`'s on every model is ``same code``: no
-    change to measure, whatever the timings say."""
+    change whose interval excludes zero is marked ``significant``; a row whose code equals `all`'s on
+    every model is ``same code``: no change to measure, whatever the timings say."""
     cells = apply_baseline(cells, baseline)
     out = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
