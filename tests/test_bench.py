@@ -460,6 +460,25 @@ def test_a_row_is_compared_with_the_all_of_its_own_run():
     assert report.paired_with_all([row], [cold]) == [(2.0, 1.5)]  # no warm `all`: the run's cold one
 
 
+
+def test_one_process_of_one_model_has_no_interval_and_claims_no_change():
+    """Bootstrapping one process of one model gives back the point every time: a zero-width
+    "interval" that would mark any difference as real.  No interval then, and no `*`; a second
+    process gives one."""
+    def cell(config, speedup, repeat=0):
+        return dict(suite="s", model="m", device="cpu", dtype="float32", mode="inference", config=config,
+                    cell_repeat=repeat, status="ok", eager_ms=1.0, compiled_ms=1.0 / speedup, speedup=speedup,
+                    code_hash=config + str(repeat))
+
+    once = [cell("all", 2.0), cell("no-fusion", 1.5)]
+    rows = {r["config"]: r for r in report.summary_rows(once)}
+    assert rows["no-fusion"]["vs_all"] == pytest.approx(-0.5)
+    assert rows["no-fusion"]["vs_all_lo"] is None and rows["no-fusion"]["speedup_lo"] is None
+    assert not rows["no-fusion"]["significant"] and "*" not in report.summary_table(once).split("no-fusion")[1]
+    twice = once + [cell("all", 2.1, 1), cell("no-fusion", 1.4, 1)]
+    rows = {r["config"]: r for r in report.summary_rows(twice)}
+    assert rows["no-fusion"]["vs_all_lo"] is not None and rows["no-fusion"]["speedup_lo"] < rows["no-fusion"]["speedup_hi"]
+
 def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
     """--claims: a lane runs the models it claimed in an earlier (cut) run and every free model it
     reaches, never another lane's; run again, it has nothing left; the lanes merge into the matrix."""
@@ -542,6 +561,24 @@ def test_hf_training_steps_draw_no_random_numbers():
     assert torch.equal(model(*inputs), model(*inputs))  # no dropout: the same step twice
     model, _, _ = build_model("hf", "distilbert", "cpu", "float32", "inference")
     assert model.model.config.dropout == 0.1  # eval mode never drops out; its config is left alone
+
+
+def test_t5_training_gradients_are_not_rounding_noise():
+    """T5's encoder returns RMS-normalized states, whose mean square is 1 whatever the input: with
+    that as the loss, every weight below the final norm got a gradient of rounding noise, and its
+    float32 step was far from the float64 one.  With the projected loss, float32 and float64 agree."""
+    pytest.importorskip("transformers")
+    import torch
+
+    from inductor_ablate.bench import cell
+
+    model, inputs, loss_fn = cell.build_model("hf", "t5_small_encoder", "cpu", "float32", "training")
+    step = cell._step(model, inputs, loss_fn, "training")
+    reference = cell._float64_step(model, inputs, loss_fn, "training")
+    assert len(step) == len(reference) > 50  # the output and every weight's gradient
+    assert cell._rel_error(step, reference) < 1e-3
+    first_query = dict(model.named_parameters())["model.encoder.block.0.layer.0.SelfAttention.q.weight"]
+    assert first_query.grad.abs().max() > 1e-3
 
 
 def test_low_precision_accuracy_falls_back_to_a_float64_reference():

@@ -166,7 +166,9 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
                 if paired and name != "all":
                     g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng)
                     boot_diff.append(g - b)
-            ci, ci_diff = _percentiles(boot), _percentiles(boot_diff)
+            # one process of one model has nothing to resample: its "interval" would be the point itself
+            ci = _percentiles(boot) if sum(len(speeds(m, name)) for m in ok_models) > 1 else None
+            ci_diff = _percentiles(boot_diff) if sum(map(len, pairs.values())) > 1 else None
             statuses = [r["status"] for r in row_cells]
             out.append(dict(
                 suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=by_name(name).source,
