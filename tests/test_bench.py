@@ -581,6 +581,16 @@ def test_t5_training_gradients_are_not_rounding_noise():
     assert first_query.grad.abs().max() > 1e-3
 
 
+def test_pointwise_chain_training_gradient_is_not_rounding_noise():
+    """pointwise_chain ends in a row norm, so the mean square of its output is fixed: its input
+    gradient was about 1e-9 under that loss.  Through the projected loss it is of order one."""
+    from inductor_ablate.bench import cell
+
+    model, inputs, loss_fn = cell.build_model("embedded", "pointwise_chain", "cpu", "float32", "training")
+    out, grad = cell._step(model, inputs, loss_fn, "training")
+    assert grad.shape == inputs[0].shape and grad.abs().max() > 1e-2
+
+
 def test_low_precision_accuracy_falls_back_to_a_float64_reference():
     """A bfloat16 step that misses eager by more than the tolerance passes when, against the float64
     step, it is off by at most FP64_MARGIN times eager's own error (both round; neither is the truth),

@@ -111,27 +111,28 @@ def _float_loss(out):
 
 
 def _projected_loss(width: int, device):
-    """The loss of a model whose output is RMS-normalized hidden states (T5's encoder): their mean
-    square is 1 whatever the input, so ``_float_loss`` would leave every weight below the norm a
-    gradient of rounding noise (about 1e-9, computed in float64; the bfloat16 step was 6.2 from the
-    float64 one in eager, so the accuracy check compared noise).  A fixed random projection first
-    makes the loss depend on each state's direction."""
+    """The loss of a model whose output is normalized (T5's encoder's RMS-normalized states, the end
+    of pointwise_chain): their mean square is fixed whatever the input, so ``_float_loss`` would give
+    everything below the norm a gradient of rounding noise (about 1e-9; T5's bfloat16 step was 6.2
+    from the float64 one in eager, so the accuracy check compared noise).  A fixed random projection
+    first makes the loss depend on each row's direction."""
     w = torch.randn(width, generator=torch.Generator().manual_seed(0)).to(device)
     return lambda out: (out.float() @ w).pow(2).mean()
 
 
 def embedded() -> dict:
-    def build(factory, make_inputs, loss=_float_loss):
+    def build(factory, make_inputs, normalized=False):
         def builder(device, dtype, mode):
             torch.manual_seed(0)
             model = factory(device).to(device=device, dtype=dtype)
             inputs = make_inputs(device, dtype)
-            return model, inputs, loss
+            return model, inputs, _projected_loss(inputs[0].shape[-1], device) if normalized else _float_loss
         return builder
 
     return {
-        "pointwise_chain": build(lambda dev: PointwiseChain(),
-                                 lambda dev, dt: (torch.randn(*_size(dev, (512, 512), (4096, 1024)), device=dev, dtype=dt),)),
+        "pointwise_chain": build(lambda dev: PointwiseChain(),  # ends in a row norm: its mean square is fixed
+                                 lambda dev, dt: (torch.randn(*_size(dev, (512, 512), (4096, 1024)), device=dev, dtype=dt),),
+                                 normalized=True),
         "norm_block": build(lambda dev: NormBlock(_size(dev, 256, 1024)),
                             lambda dev, dt: (torch.randn(_size(dev, 8, 32), 128, _size(dev, 256, 1024), device=dev, dtype=dt),)),
         "attention": build(lambda dev: Attention(_size(dev, 128, 512), 4 if dev == "cpu" else 8),
