@@ -10,16 +10,21 @@ the `ours` rows (each fusion kind taken out alone, one kernel per op), and the f
 - Ours: the same share, how many models' code equals `all`'s, and for a fusion kind the part of
   fusion's worth it carries: log(share kept without the kind) / log(share kept without any fusion),
   over the models that ran both rows (1: the kind is all of fusion's worth; 0: none of it).
+- Per model: each row's share of `all` kept on each model, against the `all` of its own run.
 - Fusions: the scheduler fusions `all` made per model, by kind (from the cells' decision logs), and
-  what `no-inlining` made instead.
+  what `no-inlining` made instead; how many cells of a one-kind row with nothing to take out
+  generated their run's `all` code.
+- Cost: the paper rows' process wall time per model, and what 8 models take on 2 lanes.
 """
 from __future__ import annotations
 
 import math
 import random
+import statistics
 import sys
 
 from inductor_ablate.bench import report
+from inductor_ablate.bench.configs import FUSION_KINDS, GROUPS, by_name
 from inductor_ablate.bench.runner import read_results_file
 
 #: Table 4, by mode: every row of the paper's ablation (float16 HuggingFace, A100).
@@ -117,6 +122,18 @@ def ours_table(pairs, rows) -> None:
         print(f"| {config} | {speed} | {point:.2f} [{lo:.2f}, {hi:.2f}] | {part_text} | {n} | {same} |")
 
 
+def per_model_table(pairs, rows) -> None:
+    """Each row's share of `all` kept, per model: speedup(row) / speedup(`all` of the same run), a
+    geomean over the row's processes; "-" where the row did not run on the model."""
+    models = sorted({m for by_model in pairs.values() for m in by_model})
+    print("| row | " + " | ".join(models) + " |")
+    print("|---|" + "---|" * len(models))
+    for config in rows:
+        if config in pairs:
+            cells = [f"{_share(pairs[config], [m]):.2f}" if m in pairs[config] else "-" for m in models]
+            print(f"| {config} | " + " | ".join(cells) + " |")
+
+
 def fusions_table(cells) -> None:
     """Fusions by kind of `all` and of `no-inlining`, per model.  A row that was logged in several
     processes (runs pooled by merge --pool-repeats) shows each process's figure, "7 / 1", where they
@@ -143,6 +160,45 @@ def fusions_table(cells) -> None:
               + f" | {each(a, lambda c: c['kernels'])} | {ni_text} |")
 
 
+def nothing_to_take_out(cells) -> None:
+    """Cells of a one-kind row whose run's `all` made no fusion of that kind: how many generated
+    that `all`'s very code (the rest are a warm compile differing from the cold one)."""
+    by_run: dict = {}
+    for c in cells:
+        if c["status"] == "ok" and c["config"] == "all" and "fusions" in c:
+            by_run.setdefault((c["model"], report.run_of(c)), []).append(c)
+    total = same = 0
+    for c in cells:
+        kind = c["config"].removeprefix("no-fusion-")
+        mates = by_run.get((c["model"], report.run_of(c)), [])
+        if c["status"] != "ok" or kind not in FUSION_KINDS or not mates or any(a["fusions"].get(kind) for a in mates):
+            continue
+        total += 1
+        same += any(a.get("code_hash") == c.get("code_hash") for a in mates)
+    print(f"Cells of a one-kind row whose run's `all` made no fusion of that kind: {total}; "
+          f"generated that `all`'s code: {same}.")
+
+
+def cost_per_model(cells, lanes: int = 2, count: int = 8) -> None:
+    """Process wall time of the paper's rows per model (the median over each row's processes, summed
+    over the rows), for the models that ran them all, and what ``count`` of them take on ``lanes``
+    lanes of equal load: the cost target of docs/bench.md."""
+    walls: dict = {}
+    for c in cells:
+        if c["status"] == "ok" and c["config"] in GROUPS["paper"] and c.get("wall_s"):
+            walls.setdefault(c["model"], {}).setdefault(c["config"], []).append(c["wall_s"])
+    # rows that cannot run in the file's setting (no-freezing in training) cost nothing there
+    paper = [r for r in GROUPS["paper"] if not by_name(r).not_applicable(cells[0]["device"], cells[0]["mode"])]
+    cost = sorted((sum(statistics.median(w[r]) for r in paper), m) for m, w in walls.items() if set(paper) <= set(w))
+    if len(cost) < count:
+        print(f"Paper rows' cost: {len(cost)} models ran every paper row; {count} are needed for the projection.")
+        return
+    print("Paper rows' process wall time per model: " + ", ".join(f"{m} {t:.0f} s" for t, m in cost) + ".")
+    for name, chosen in (("cheapest", cost[:count]), ("dearest", cost[-count:])):
+        total = sum(t for t, _ in chosen)
+        print(f"The {count} {name}: {total:,.0f} s, {total / lanes / 60:.1f} min on {lanes} lanes of equal load.")
+
+
 def main(path: str) -> None:
     cells = read_results_file(path)["cells"]
     modes = {c["mode"] for c in cells}
@@ -154,8 +210,14 @@ def main(path: str) -> None:
     paper_table(pairs, rows, modes.pop())
     print("\n## Ours\n")
     ours_table(pairs, rows)
+    print("\n## Per model: share of `all` kept\n")
+    per_model_table(pairs, rows)
     print("\n## Fusions made, by kind\n")
     fusions_table(cells)
+    print()
+    nothing_to_take_out(cells)
+    print("\n## Cost\n")
+    cost_per_model(cells)
 
 
 if __name__ == "__main__":

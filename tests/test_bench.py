@@ -450,6 +450,10 @@ def test_a_row_is_compared_with_the_all_of_its_own_run():
     assert prologue["vs_all"] == pytest.approx(0.0, abs=1e-9) and not prologue["significant"]
     assert no_fusion["vs_all"] == pytest.approx(-0.2, abs=0.01) and no_fusion["significant"]
     assert report.paired_with_all([cells_[2]], cells_[:2]) == [(2.0, 2.0)]
+    # the noise floor: processes of one run with one code; another run's same code is not paired
+    floor = report.same_code_spread(cells_ + [cell("m0", "no-fusion-epilogue", "day2", 2.2, "m0-warm"),
+                                              cell("m0", "no-fusion-horizontal", "day1", 1.0, "m0-warm")])
+    assert floor.startswith("same code: 1 pairs") and "median of 10.0%" in floor, floor
     orphan = cell("m0", "no-fusion-prologue", "day3", 2.0, "x")  # day 3 ran no `all`: every run's
     assert report.paired_with_all([orphan], cells_[:2]) == [(2.0, pytest.approx((1.5 * 2.0) ** 0.5))]
     # a warm row and a run with a cold and a warm `all` (--cell-repeats 2): the warm one is its mate

@@ -166,6 +166,7 @@ def bench_main(argv) -> int:
         summary = report.summary_rows(list(rows.values()), args.baseline)
     save_results(path, rows, meta, summary=summary)
     print(f"\n{report.time_split(mine, meta['wall_s'])}")
+    print(report.same_code_spread(mine))
     print(f"results: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 
@@ -186,6 +187,7 @@ def merge_main(argv) -> int:
         json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)
     print(f"\n{report.time_split(merged['cells'])}")
     print(f"\n{report.repeat_spread(merged['cells'])}")
+    print(report.same_code_spread(merged["cells"]))
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
     return 0
 

@@ -428,5 +428,22 @@ def repeat_spread(cells: list[dict]) -> str:
             f"{sum(s[4] for s in spreads)}/{len(spreads)} cells")
 
 
+def same_code_spread(cells: list[dict]) -> str:
+    """The noise floor the results themselves show: within a run, two processes of one model that
+    generated identical code (any two rows, `all` included) ran the same program, so how far their
+    compiled times differ is measurement noise, not an effect."""
+    groups: dict = {}
+    for c in cells:
+        if c["status"] == "ok" and c.get("code_hash"):
+            key = (c["suite"], c["device"], c["dtype"], c["mode"], c["model"], run_of(c), c["code_hash"])
+            groups.setdefault(key, []).append(c["compiled_ms"])
+    diffs = sorted(max(a, b) / min(a, b) - 1 for ms in groups.values() for i, a in enumerate(ms) for b in ms[i + 1:])
+    if not diffs:
+        return "same code: no two processes of a run generated identical code"
+    return (f"same code: {len(diffs)} pairs of processes of one run generated identical code; their compiled "
+            f"ms per call differ (max/min - 1) by a median of {100 * diffs[len(diffs) // 2]:.1f}%, at most {100 * diffs[-1]:.1f}% "
+            f"(the noise floor of one process)")
+
+
 __all__ = ["apply_baseline", "summary_rows", "paired_with_all", "draw_pairs", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
-           "write_plot", "merge", "repeat_spread", "geomean", "GROUPS"]
+           "write_plot", "merge", "repeat_spread", "same_code_spread", "geomean", "GROUPS"]
