@@ -483,6 +483,21 @@ def test_one_process_of_one_model_has_no_interval_and_claims_no_change():
     rows = {r["config"]: r for r in report.summary_rows(twice)}
     assert rows["no-fusion"]["vs_all_lo"] is not None and rows["no-fusion"]["speedup_lo"] < rows["no-fusion"]["speedup_hi"]
 
+
+def test_a_change_is_claimed_only_on_six_or_more_paired_processes():
+    """Five models that all lose 10%: the bootstrap interval excludes zero, as it always does when
+    every measurement falls on one side, but that happens by chance 6% of the time under no change.
+    No `*` with five; with six (3% by chance), the change is claimed."""
+    def cells_(n):
+        return [dict(suite="s", model=f"m{i}", device="cpu", dtype="float32", mode="inference", config=config,
+                     status="ok", eager_ms=1.0, compiled_ms=1.0 / s, speedup=s, code_hash=f"{config}{i}")
+                for i in range(n) for config, s in (("all", 2.0 + i), ("no-fusion", 0.9 * (2.0 + i)))]
+
+    five = {r["config"]: r for r in report.summary_rows(cells_(5))}["no-fusion"]
+    assert five["vs_all_hi"] < 0 and not five["significant"]
+    six = {r["config"]: r for r in report.summary_rows(cells_(6))}["no-fusion"]
+    assert six["vs_all_hi"] < 0 and six["significant"]
+
 def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
     """--claims: a lane runs the models it claimed in an earlier (cut) run and every free model it
     reaches, never another lane's; run again, it has nothing left; the lanes merge into the matrix."""

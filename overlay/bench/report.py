@@ -67,6 +67,11 @@ def _groups(cells):
 
 
 BOOTSTRAP = 2000  # resamples for the 95% intervals
+#: A change is marked (``significant``, ``*``) only when it rests on at least this many paired
+#: measurements (row processes, each against its run's `all`, over all models).  With n of them all on
+#: one side, a percentile bootstrap always excludes zero, and under no change that happens by chance
+#: 2 x 0.5^n of the time: 25% at 3, 6.25% at 5, 3.1% at 6.  Fewer: the interval is shown, no claim.
+MIN_PAIRS_FOR_A_CLAIM = 6
 
 
 def run_of(cell: dict) -> str | None:
@@ -180,7 +185,8 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
                 speedup=point, speedup_lo=ci and ci[0], speedup_hi=ci and ci[1],
                 vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
                 vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
-                significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired)),
+                significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired))
+                and sum(map(len, pairs.values())) >= MIN_PAIRS_FOR_A_CLAIM,
                 same_code=len(same) if hashed else None,
                 nothing_to_take_out=len(absent),  # kind rows: models whose `all` made no fusion of the kind
                 kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
@@ -208,7 +214,8 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
         reps = max(r["repeats"] for r in group)
         lines.append(f"\n{suite} suite, {device}, {dtype}, {mode}: geomean speedup over eager ({n} models, "
                      f"{reps} process(es) per cell; eager time: {baseline}); [95% bootstrap interval]; "
-                     f"* = the change from `all` is outside its interval's noise")
+                     f"* = the change from `all` is outside its interval's noise (and rests on "
+                     f"{MIN_PAIRS_FOR_A_CLAIM}+ paired processes)")
         lines.append(f"{'configuration':<32}{'speedup':>8} {'[95% CI]':<14}{'vs all':>8} {'[95% CI]':<16}"
                      f"{'same code':>10}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
         base = next((r for r in group if r["config"] == "all"), None)
