@@ -26,6 +26,7 @@ import sys
 from inductor_ablate.bench import report
 from inductor_ablate.bench.configs import FUSION_KINDS, GROUPS, by_name
 from inductor_ablate.bench.runner import read_results_file
+from inductor_ablate.errors import UsageError
 
 #: Table 4, by mode: every row of the paper's ablation (float16 HuggingFace, A100).
 PAPER = {
@@ -203,7 +204,8 @@ def main(path: str) -> None:
     cells = read_results_file(path)["cells"]
     modes = {c["mode"] for c in cells}
     if len(modes) != 1:
-        raise SystemExit(f"findings_table: {path} holds modes {', '.join(sorted(modes))}; give a file of one mode")
+        raise UsageError(f"{path} holds {len(modes)} modes ({', '.join(sorted(modes)) or 'no cells'}); "
+                         f"give a results file of one mode")
     rows = {r["config"]: r for r in report.summary_rows(cells)}
     pairs = _pairs(cells)
     print("## The paper's rows\n")
@@ -221,4 +223,11 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) != 2:
+        print("usage: python scripts/findings_table.py RESULTS.json", file=sys.stderr)
+        sys.exit(2)
+    try:
+        main(sys.argv[1])
+    except UsageError as exc:  # a bad file: one line, exit 2, as the CLI does
+        print(f"findings_table: {exc}", file=sys.stderr)
+        sys.exit(2)
