@@ -173,7 +173,8 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
                     boot_diff.append(g - b)
             # one process of one model has nothing to resample: its "interval" would be the point itself
             ci = _percentiles(boot) if sum(len(speeds(m, name)) for m in ok_models) > 1 else None
-            ci_diff = _percentiles(boot_diff) if sum(map(len, pairs.values())) > 1 else None
+            n_pairs = sum(map(len, pairs.values()))
+            ci_diff = _percentiles(boot_diff) if n_pairs > 1 else None
             statuses = [r["status"] for r in row_cells]
             out.append(dict(
                 suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=by_name(name).source,
@@ -186,7 +187,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
                 vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
                 vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
                 significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired))
-                and sum(map(len, pairs.values())) >= MIN_PAIRS_FOR_A_CLAIM,
+                and n_pairs >= MIN_PAIRS_FOR_A_CLAIM,
                 same_code=len(same) if hashed else None,
                 nothing_to_take_out=len(absent),  # kind rows: models whose `all` made no fusion of the kind
                 kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
