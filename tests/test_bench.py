@@ -369,6 +369,32 @@ def test_merge_pools_runs_of_other_days_as_repeats_and_counts_a_copied_cell_once
     assert "1 cells ran in 2+ processes" in spread and "median 10.0%" in spread and "0/1 cells" in spread
 
 
+def test_merge_leaves_out_one_models_cells_of_one_file_and_refuses_a_pair_that_names_nothing(tmp_path):
+    """A model whose cells in one file measured a program since fixed (T5's degenerate training loss)
+    is left out of that file only; its cells of the other files, and the file's other models, stay."""
+    def cell(model, config, eager, compiled):
+        return dict(suite="s", model=model, device="cuda", dtype="bfloat16", mode="training", config=config,
+                    status="ok", eager_ms=eager, compiled_ms=compiled, speedup=eager / compiled, compile_s=1.0, cell_s=eager)
+
+    old = [cell("t5", "all", 2.0, 1.0), cell("t5", "no-fusion", 2.0, 1.5), cell("bert", "all", 3.0, 1.0)]
+    new = [cell("t5", "all", 2.5, 1.0), cell("bert", "all", 3.3, 1.0)]
+    paths = []
+    for name, rows in (("old", old), ("new", new)):
+        paths.append(str(tmp_path / f"{name}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump({"meta": {}, "cells": rows}, f)
+    merged = report.merge(paths, pool=True, leave_out=[(paths[0], "t5")])
+    got = sorted((c["model"], c["config"], c["from_file"] == paths[0]) for c in merged["cells"])
+    assert got == [("bert", "all", False), ("bert", "all", True), ("t5", "all", False)], got
+    assert merged["meta"]["left_out"] == [f"{paths[0]}:t5"]
+    with pytest.raises(UsageError, match="not one of the files merged"):
+        report.merge(paths[:1], leave_out=[(paths[1], "t5")])
+    with pytest.raises(UsageError, match="holds no cell of model 'gpt2'"):
+        report.merge(paths, leave_out=[(paths[1], "gpt2")])
+    proc = bench("merge", *paths, "--json", str(tmp_path / "m.json"), "--leave-out", "t5", tmp_path=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith("expected FILE:MODEL"), proc.stderr
+
+
 def test_cells_count_the_fusions_each_kind_made(tmp_path):
     """Every cell records the scheduler fusions made, by kind, from the decision log: norm_block's
     `all` makes vertical fusions and no horizontal ones, so taking out horizontal fusion changes

@@ -178,9 +178,18 @@ def merge_main(argv) -> int:
     p.add_argument("--pool-repeats", action="store_true",
                    help="a cell that ran in several files (another day, another GPU) counts as further process "
                         "repeats, pooled in the intervals, instead of keeping one")
+    p.add_argument("--leave-out", action="append", default=[], metavar="FILE:MODEL",
+                   help="leave out MODEL's cells of FILE (one of the inputs): cells that measured a program since "
+                        "fixed; repeatable")
     _add_report_options(p)
     args = p.parse_args(argv)
-    merged = report.merge(args.inputs, pool=args.pool_repeats)
+    leave_out = []
+    for item in args.leave_out:
+        path, sep, model = item.rpartition(":")
+        if not sep or not path or not model:
+            raise UsageError(f"--leave-out {item!r}: expected FILE:MODEL")
+        leave_out.append((path, model))
+    merged = report.merge(args.inputs, pool=args.pool_repeats, leave_out=leave_out)
     check_writable(args.json)
     summary = _emit(merged["cells"], args)
     with open(args.json, "w") as f:
@@ -188,7 +197,8 @@ def merge_main(argv) -> int:
     print(f"\n{report.time_split(merged['cells'])}")
     print(f"\n{report.repeat_spread(merged['cells'])}")
     print(report.same_code_spread(merged["cells"]))
-    print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells -> {args.json}")
+    left = f" (left out: {', '.join(merged['meta']['left_out'])})" if leave_out else ""
+    print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells{left} -> {args.json}")
     return 0
 
 

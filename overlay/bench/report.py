@@ -5,6 +5,7 @@ import csv
 import math
 import random
 
+from ..errors import UsageError
 from .configs import CONFIGS, GROUPS, by_name
 from .runner import cell_key, read_results_file
 
@@ -382,16 +383,27 @@ def _fingerprint(c: dict) -> tuple:
     return (cell_key(c)[:-1], c.get("status"), c.get("compile_s"), c.get("eager_ms"), c.get("compiled_ms"), c.get("cell_s"))
 
 
-def merge(paths: list[str], pool: bool = False) -> dict:
+def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]] = ()) -> dict:
     """Join results files (e.g. shards); a cell present twice keeps the one that ran ok.  ``pool``:
     a cell that ran ok in several files (another day, another GPU) is kept as further repeats
     (``cell_repeat`` 1, 2, ...), pooled like ``--cell-repeats``; a copy of the same process (same
-    measurements) is kept once."""
+    measurements) is kept once.  ``leave_out``: (file, model) pairs whose cells are not merged, for
+    a model whose cells in one file measured a program since fixed (the raw file stays as it ran);
+    each pair must name one of ``paths`` and a model with cells in it."""
+    for path, model in leave_out:
+        if path not in paths:
+            raise UsageError(f"--leave-out {path}:{model}: {path} is not one of the files merged")
+    datas = {path: read_results_file(path) for path in paths}
+    for path, model in leave_out:
+        if not any(c.get("model") == model for c in datas[path].get("cells", [])):
+            raise UsageError(f"--leave-out {path}:{model}: {path} holds no cell of model {model!r}")
     cells, metas, seen = {}, [], set()
     for path in paths:
-        data = read_results_file(path)
+        data = datas[path]
         metas.append(data.get("meta", {}))
         for c in data.get("cells", []):
+            if (path, c.get("model")) in leave_out:
+                continue
             key = cell_key(c)
             if pool:
                 if _fingerprint(c) in seen:
@@ -403,7 +415,10 @@ def merge(paths: list[str], pool: bool = False) -> dict:
                     key = cell_key(c)
             if key not in cells or cells[key]["status"] != "ok":
                 cells[key] = {**c, "from_file": path} if pool else c
-    return {"meta": {"merged_from": paths, "parts": metas}, "cells": list(cells.values())}
+    meta = {"merged_from": paths, "parts": metas}
+    if leave_out:
+        meta["left_out"] = [f"{path}:{model}" for path, model in leave_out]
+    return {"meta": meta, "cells": list(cells.values())}
 
 
 def repeat_spread(cells: list[dict]) -> str:
