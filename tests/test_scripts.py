@@ -1,0 +1,71 @@
+"""The study scripts that read results files (scripts/compare_runs.py, scripts/findings_table.py),
+run as a user runs them, on results files with known answers."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", name), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def results(path, shares, mode="inference", eager=2.0):
+    """A results file: per model, `all` at 2x over eager and `no-fusion` keeping ``shares[model]``."""
+    cells = []
+    for i, (model, share) in enumerate(shares.items()):
+        for config, speed in (("all", 2.0 + 0.1 * i), ("no-fusion", (2.0 + 0.1 * i) * share)):
+            cells.append(dict(suite="real", model=model, device="cuda", dtype="bfloat16", mode=mode, config=config,
+                              status="ok", eager_ms=eager, compiled_ms=eager / speed, speedup=speed,
+                              code_hash=f"{model}{config}", compile_s=1.0, cell_s=2.0, wall_s=3.0))
+    path.write_text(json.dumps({"meta": {}, "cells": cells}))
+    return str(path)
+
+
+def row(stdout, config):
+    return next(line for line in stdout.splitlines() if line.startswith(f"| {config} |"))
+
+
+def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
+    models = [f"m{i}" for i in range(8)]
+    earlier = results(tmp_path / "a.json", {m: 0.90 + 0.01 * (i % 3) for i, m in enumerate(models)})
+    same = results(tmp_path / "b.json", {m: 0.90 + 0.01 * ((i + 1) % 3) for i, m in enumerate(models)}, eager=2.4)
+    moved = results(tmp_path / "c.json", {m: 0.70 + 0.01 * (i % 3) for i, m in enumerate(models)})
+
+    proc = script("compare_runs.py", earlier, same)
+    assert proc.returncode == 0, proc.stderr
+    line = row(proc.stdout, "no-fusion")
+    assert line.endswith("| yes |") and "| 8 |" in line, line
+    change = line.split("|")[5]  # later - earlier [lo, hi]: holds zero
+    lo, hi = (float(v) for v in change[change.index("[") + 1:change.index("]")].split(","))
+    assert lo <= 0 <= hi, line
+    # the later box 20% slower on both sides: every time moved 20%, the speedups about 1% (the shares' own shift)
+    assert "eager ms per call: median |move| 20.0%" in proc.stdout, proc.stdout
+    assert "compiled ms per call: median |move| 20.0%" in proc.stdout, proc.stdout
+    assert "speedup over eager: median |move| 0.5%" in proc.stdout, proc.stdout
+
+    proc = script("compare_runs.py", earlier, moved)
+    line = row(proc.stdout, "no-fusion")
+    assert line.endswith("| no |") and "| -0.20 [" in line, line
+    assert "inside the earlier interval: 0 of 1 rows" in proc.stdout
+
+
+def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
+    a = results(tmp_path / "a.json", {"m": 0.9})
+    b = results(tmp_path / "b.json", {"m": 0.9}, mode="training")
+    proc = script("compare_runs.py", a, b)
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.strip() == "compare_runs: the files hold 2 settings (device, dtype, mode); compare files of one setting"
+    assert script("compare_runs.py", a).returncode == 2
+
+
+def test_findings_table_refuses_a_mixed_mode_file_in_one_line(tmp_path):
+    a = json.loads(open(results(tmp_path / "a.json", {"m": 0.9})).read())
+    b = json.loads(open(results(tmp_path / "b.json", {"m": 0.9}, mode="training")).read())
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps({"meta": {}, "cells": a["cells"] + b["cells"]}))
+    proc = script("findings_table.py", str(mixed))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "2 modes" in proc.stderr, proc
