@@ -390,11 +390,10 @@ def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]]
     measurements) is kept once.  ``leave_out``: (file, model) pairs whose cells are not merged, for
     a model whose cells in one file measured a program since fixed (the raw file stays as it ran);
     each pair must name one of ``paths`` and a model with cells in it."""
-    for path, model in leave_out:
-        if path not in paths:
-            raise UsageError(f"--leave-out {path}:{model}: {path} is not one of the files merged")
     datas = {path: read_results_file(path) for path in paths}
     for path, model in leave_out:
+        if path not in datas:
+            raise UsageError(f"--leave-out {path}:{model}: {path} is not one of the files merged")
         if not any(c.get("model") == model for c in datas[path].get("cells", [])):
             raise UsageError(f"--leave-out {path}:{model}: {path} holds no cell of model {model!r}")
     cells, metas, seen = {}, [], set()
