@@ -116,6 +116,9 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common) -> None:
 
 def main(earlier: str, later: str) -> None:
     cells_a, cells_b = (read_results_file(p)["cells"] for p in (earlier, later))
+    for path, cells in ((earlier, cells_a), (later, cells_b)):
+        if not cells:
+            raise UsageError(f"{path} holds no cells")
     settings = {(c["device"], c["dtype"], c["mode"]) for c in cells_a + cells_b}
     if len(settings) != 1:
         raise UsageError(f"the files hold {len(settings)} settings (device, dtype, mode); compare files of one setting")

@@ -60,6 +60,10 @@ def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
     assert proc.returncode == 2 and proc.stdout == "", proc
     assert proc.stderr.strip() == "compare_runs: the files hold 2 settings (device, dtype, mode); compare files of one setting"
     assert script("compare_runs.py", a).returncode == 2
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"meta": {}, "cells": []}))
+    proc = script("compare_runs.py", a, str(empty))
+    assert proc.returncode == 2 and proc.stderr.strip() == f"compare_runs: {empty} holds no cells", proc
 
 
 def test_findings_table_refuses_a_mixed_mode_file_in_one_line(tmp_path):
