@@ -16,6 +16,7 @@ from inductor_ablate.errors import UsageError
 from inductor_ablate.switches import FUSION_KINDS
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
 SUITE = "bench_fixtures:suite"
 
 
@@ -393,6 +394,23 @@ def test_merge_leaves_out_one_models_cells_of_one_file_and_refuses_a_pair_that_n
         report.merge(paths, leave_out=[(paths[1], "gpt2")])
     proc = bench("merge", *paths, "--json", str(tmp_path / "m.json"), "--leave-out", "t5", tmp_path=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith("expected FILE:MODEL"), proc.stderr
+
+
+def test_the_own_model_example_of_bench_md_runs_as_written(tmp_path):
+    """docs/bench.md, "Your own model": its my_models.py, from the directory that holds it, trains
+    under `all` and a switch, accuracy-checked, with no PYTHONPATH of ours needed for the module."""
+    with open(os.path.join(ROOT, "docs", "bench.md")) as f:
+        doc = f.read()
+    block = doc.split("<!-- tests/test_bench.py runs this block as my_models.py -->\n```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "my_models.py").write_text(block)
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--suite", "my_models:suite", "--configs", "no-fusion", "--mode", "training",
+                 "--dtype", "bfloat16", "--repeat", "3", "--json", str(results), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = cells(results)
+    assert set(got) == {("mlp_block", "all"), ("mlp_block", "no-fusion")}
+    assert all(c["status"] == "ok" and c["kernels"] > 0 for c in got.values()), got
+    assert got[("mlp_block", "no-fusion")]["code_hash"] != got[("mlp_block", "all")]["code_hash"]
 
 
 def test_cells_count_the_fusions_each_kind_made(tmp_path):
