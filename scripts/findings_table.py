@@ -14,7 +14,8 @@ the `ours` rows (each fusion kind taken out alone, one kernel per op), and the f
 - Fusions: the scheduler fusions `all` made per model, by kind (from the cells' decision logs), and
   what `no-inlining` made instead; how many cells of a one-kind row with nothing to take out
   generated their run's `all` code.
-- Cost: the paper rows' process wall time per model, and what 8 models take on 2 lanes.
+- Cost: the paper rows' process wall time per model, and what 8 models take on 2 lanes; how many
+  warm cells compiled in at most 1.5x their compile without autotuning (docs/bench.md's target).
 """
 from __future__ import annotations
 
@@ -200,6 +201,26 @@ def cost_per_model(cells, lanes: int = 2, count: int = 8) -> None:
         print(f"The {count} {name}: {total:,.0f} s, {total / lanes / 60:.1f} min on {lanes} lanes of equal load.")
 
 
+def warm_autotuning(cells, bound: float = 1.5) -> None:
+    """The target of docs/bench.md for warm cells (a model's cells after its first in a run): compile
+    in at most ``bound`` x the time the same config takes with autotuning off.  Estimated per cell
+    from Inductor's own timers: compile_s / (compile_s - autotune_s), the compile with the time it
+    spent autotuning taken out (``autotune_s``: template choices compiled and benchmarked, Triton
+    configs benchmarked)."""
+    warm = [c for c in cells if c["status"] == "ok" and c.get("cache") == "warm" and c["config"] != "all"
+            and c.get("autotune_s") is not None and c["compile_s"] > c["autotune_s"]]
+    if not warm:
+        print("Warm cells with an autotuning time: none.")
+        return
+    ratio = {id(c): c["compile_s"] / (c["compile_s"] - c["autotune_s"]) for c in warm}
+    over = sorted((c for c in warm if ratio[id(c)] > bound), key=lambda c: (c["config"], c["model"]))
+    print(f"Warm cells compiling in at most {bound}x their compile without its autotuning: "
+          f"{len(warm) - len(over)} of {len(warm)}; median {statistics.median(ratio.values()):.2f}x.")
+    if over:
+        print("Over: " + "; ".join(f"{c['config']} {c['model']} {ratio[id(c)]:.2f}x ({c['autotune_s']:.0f} s autotuning)"
+                                   for c in over) + ".")
+
+
 def main(path: str) -> None:
     cells = read_results_file(path)["cells"]
     modes = {c["mode"] for c in cells}
@@ -220,6 +241,7 @@ def main(path: str) -> None:
     nothing_to_take_out(cells)
     print("\n## Cost\n")
     cost_per_model(cells)
+    warm_autotuning(cells)
 
 
 if __name__ == "__main__":

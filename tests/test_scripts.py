@@ -73,3 +73,18 @@ def test_findings_table_refuses_a_mixed_mode_file_in_one_line(tmp_path):
     mixed.write_text(json.dumps({"meta": {}, "cells": a["cells"] + b["cells"]}))
     proc = script("findings_table.py", str(mixed))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "2 modes" in proc.stderr, proc
+
+
+def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tmp_path):
+    """A warm cell that spent 2 of its 10 s autotuning compiles in 1.25x its compile without it
+    (within 1.5x); one that spent 6 of 10 s, in 2.5x (over); cold cells and `all` are not counted."""
+    path = results(tmp_path / "a.json", {"m": 0.9, "n": 0.9})
+    data = json.loads(open(path).read())
+    for c in data["cells"]:
+        c["cache"] = "cold" if c["config"] == "all" else "warm"
+        c["compile_s"], c["autotune_s"] = (10.0, 2.0) if c["model"] == "m" else (10.0, 6.0)
+    open(path, "w").write(json.dumps(data))
+    proc = script("findings_table.py", path)
+    assert proc.returncode == 0, proc.stderr
+    assert "compiling in at most 1.5x their compile without its autotuning: 1 of 2" in proc.stdout, proc.stdout
+    assert "Over: no-fusion n 2.50x (6 s autotuning)." in proc.stdout, proc.stdout
