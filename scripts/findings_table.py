@@ -212,13 +212,13 @@ def warm_autotuning(cells, bound: float = 1.5) -> None:
     if not warm:
         print("Warm cells with an autotuning time: none.")
         return
-    ratio = {id(c): c["compile_s"] / (c["compile_s"] - c["autotune_s"]) for c in warm}
-    over = sorted((c for c in warm if ratio[id(c)] > bound), key=lambda c: (c["config"], c["model"]))
+    ratios = [(c["compile_s"] / (c["compile_s"] - c["autotune_s"]), c) for c in warm]
+    over = sorted(((r, c) for r, c in ratios if r > bound), key=lambda rc: (rc[1]["config"], rc[1]["model"]))
     print(f"Warm cells compiling in at most {bound}x their compile without its autotuning: "
-          f"{len(warm) - len(over)} of {len(warm)}; median {statistics.median(ratio.values()):.2f}x.")
+          f"{len(warm) - len(over)} of {len(warm)}; median {statistics.median(r for r, _ in ratios):.2f}x.")
     if over:
-        print("Over: " + "; ".join(f"{c['config']} {c['model']} {ratio[id(c)]:.2f}x ({c['autotune_s']:.0f} s autotuning)"
-                                   for c in over) + ".")
+        print("Over: " + "; ".join(f"{c['config']} {c['model']} {r:.2f}x ({c['autotune_s']:.0f} s autotuning)"
+                                   for r, c in over) + ".")
 
 
 def main(path: str) -> None:
