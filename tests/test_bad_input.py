@@ -124,11 +124,32 @@ def test_a_script_exit_code_is_kept(tmp_path):
     (["bench", "--suite", "nosuchsuite"], "unknown suite 'nosuchsuite'"),
     (["bench", "--bogus"], "bench: unrecognized arguments: --bogus"),
     (["bench", "--shard", "3/2"], "--shard '3/2'"),
+    (["bench", "--device", "tpu"], "--device 'tpu': expected cpu, cuda or cuda:N"),
+    (["bench", "--device", "cuda:99"], "--device cuda:99: "),  # no CUDA here, or not 100 GPUs
+    (["bench", "--models", ""], "--models '': an empty name"),  # not the whole suite
+    (["bench", "--configs", "all,"], "--configs 'all,': an empty name"),
+    (["bench", "--skip-done", ""], "--skip-done '': expected a path"),
+    (["bench", "--repeat", "0"], "--repeat 0: expected 1 or more"),
+    (["bench", "--cell-repeats", "0"], "--cell-repeats 0: expected 1 or more"),
+    (["bench", "--warmup", "-1"], "--warmup -1: expected 0 or more"),
+    (["bench", "--timeout", "0"], "--timeout 0: expected seconds > 0"),
+    (["bench", "--csv", "/proc/no/such.csv"], "cannot write CSV file /proc/no/such.csv"),  # found before, not after, the cells
+    (["bench", "--suite", "os:path"], "os.path is a module, not a function"),
+    (["bench", "--suite", "os:getcwd"], "getcwd() returned str"),
 ])
 def test_bad_command_line(tmp_path, args, piece):
     proc = cli(*args, cwd=tmp_path)
     assert_one_line_error(proc, piece)
     assert not (tmp_path / "results").exists()
+
+
+def test_fresh_with_a_bad_option_keeps_the_old_results_file(tmp_path):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": 1, "meta": {}, "cells": []}))
+    for bad in (["--cell-repeats", "0"], ["--skip-done", str(tmp_path / "missing.json")]):
+        proc = cli("bench", "--fresh", "--json", str(old), "--models", "pointwise_chain", *bad, cwd=tmp_path)
+        assert_one_line_error(proc, bad[0] if bad[0] != "--skip-done" else "missing.json: no such file")
+        assert old.exists(), bad
 
 
 def test_bare_no_fuse_means_every_kind_and_leaves_the_target_alone(script):

@@ -16,10 +16,59 @@ from ..errors import OneLineParser, UsageError
 from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results, skip_done
 
 
-def _device_default() -> str:
+def _device(text: str | None) -> str:
+    """``--device``, checked now: a typo or a CUDA device this machine lacks is one line before any
+    cell runs, not an error in every cell (or a traceback from the run's own set-up)."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if text is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        kind = torch.device(text).type
+    except RuntimeError:
+        kind = None
+    if kind not in ("cpu", "cuda"):
+        raise UsageError(f"--device {text!r}: expected cpu, cuda or cuda:N")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = torch.device(text).index
+        if count == 0:
+            raise UsageError(f"--device {text}: torch {torch.__version__} sees no CUDA device here; use --device cpu")
+        if index is not None and index >= count:
+            raise UsageError(f"--device {text}: this machine has {count} CUDA device(s), cuda:0 to cuda:{count - 1}")
+    return text
+
+
+def _names(option: str, text: str | None) -> list[str] | None:
+    """A comma list option; None when not given.  An empty list or an empty item is an error, not
+    the default (``--models ''`` from an unset shell variable would otherwise run the whole suite)."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise UsageError(f"{option} {text!r}: an empty name; give a comma list without empty items")
+    return names
+
+
+def _check_numbers_and_paths(args) -> None:
+    for option in ("json", "csv", "plot", "claims", "cache_dir", "skip_done"):
+        if getattr(args, option) == "":  # an unset shell variable: not the default
+            raise UsageError(f"--{option.replace('_', '-')} '': expected a path")
+    for option, value, least in (("--repeat", args.repeat, 1), ("--cell-repeats", args.cell_repeats, 1),
+                                 ("--warmup", args.warmup, 0)):
+        if value is not None and value < least:
+            raise UsageError(f"{option} {value}: expected {least} or more")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: expected seconds > 0")
+
+
+def _check_outputs(args) -> None:
+    """The report files are written after the last cell: a path that cannot be written is found now."""
+    if args.csv:
+        check_writable(args.csv, "CSV file", "choose another --csv path")
+        check_writable(os.path.splitext(args.csv)[0] + "-summary.csv", "summary CSV file", "choose another --csv path")
+    if args.plot:
+        check_writable(args.plot, "plot file", "choose another --plot path")
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -67,7 +116,7 @@ def bench_main(argv) -> int:
     p.add_argument("--mode", default="inference", choices=["inference", "training"])
     p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, real (all three), or module:function")
     p.add_argument("--models", default=None, help="comma list (default: the whole suite)")
-    p.add_argument("--configs", default="full", help="comma list of configs or groups (paper, ours, kinds, full); "
+    p.add_argument("--configs", default=None, help="comma list of configs or groups (paper, ours, kinds, full; default full); "
                    "fusion kinds together: no-fusion-KIND+KIND (e.g. no-fusion-vertical+horizontal)")
     p.add_argument("--repeat", type=int, default=None, help="timed samples per cell (default 15 CPU, 50 CUDA)")
     p.add_argument("--cell-repeats", type=int, default=1, metavar="K",
@@ -106,24 +155,26 @@ def bench_main(argv) -> int:
     if args.list_models:
         print(list_models())
         return 0
-    device = args.device or _device_default()
+    # Everything is checked before anything is changed (--fresh removes the old results file last).
+    _check_numbers_and_paths(args)
+    device = _device(args.device)
     suite = load_suite(args.suite)
-    models = args.models.split(",") if args.models else list(suite)
+    models = _names("--models", args.models) or list(suite)
     unknown = [m for m in models if m not in suite]
     if unknown:
         raise UsageError(f"unknown model(s) {', '.join(unknown)}; suite {args.suite!r} has {', '.join(suite)}")
-    configs = resolve(args.configs)
+    configs = resolve(",".join(_names("--configs", args.configs) or ["full"]))
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
-    if args.fresh and os.path.exists(path):
-        os.remove(path)
+    _check_outputs(args)
     check_writable(path)
     if args.claims:
         if args.shard[1] < 2:
             raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
         check_writable(os.path.join(args.claims, "claim"), "a claim file", "choose another --claims directory")
-    load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
+    if not args.fresh:
+        load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
     import torch
 
     import importlib.metadata
@@ -138,13 +189,13 @@ def bench_main(argv) -> int:
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
                 skip_done=args.skip_done)
-    if args.cell_repeats < 1:
-        raise UsageError(f"--cell-repeats {args.cell_repeats}: expected 1 or more")
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
                  shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
                  all_first=args.caches == "shared")
-    if args.skip_done:
-        cells = skip_done(cells, args.skip_done.split(","))
+    if args.skip_done is not None:
+        cells = skip_done(cells, _names("--skip-done", args.skip_done))
+    if args.fresh and os.path.exists(path):
+        os.remove(path)
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
     t0 = time.perf_counter()
     try:
@@ -189,8 +240,9 @@ def merge_main(argv) -> int:
         if not sep or not path or not model:
             raise UsageError(f"--leave-out {item!r}: expected FILE:MODEL")
         leave_out.append((path, model))
-    merged = report.merge(args.inputs, pool=args.pool_repeats, leave_out=leave_out)
+    merged = report.merge(args.inputs, pool=args.pool_repeats, leave_out=leave_out)  # its inputs checked first
     check_writable(args.json)
+    _check_outputs(args)
     summary = _emit(merged["cells"], args)
     with open(args.json, "w") as f:
         json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)

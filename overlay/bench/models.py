@@ -282,9 +282,17 @@ def load_suite(name: str) -> dict:
     if ":" in name:
         module, attr = name.split(":", 1)
         try:
-            return getattr(importlib.import_module(module), attr)()
+            function = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
             raise UsageError(f"suite {name!r}: {exc}") from None
+        if not callable(function):
+            raise UsageError(f"suite {name!r}: {module}.{attr} is a {type(function).__name__}, not a function; "
+                             f"give module:function, where function() returns {{model name: builder}}")
+        suite = function()  # an error inside it is the user's own, and shows its traceback
+        if not (isinstance(suite, dict) and suite and all(isinstance(k, str) and callable(v) for k, v in suite.items())):
+            raise UsageError(f"suite {name!r}: {attr}() returned {type(suite).__name__} {str(suite)[:60]!r}; expected a "
+                             f"non-empty dict from model name to a builder (device, dtype, mode) -> (module, inputs, loss_fn)")
+        return suite
     if name not in SUITES:
         raise UsageError(f"unknown suite {name!r}; suites: {', '.join(SUITES)} or module:function")
     try:
