@@ -28,3 +28,25 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):
         exit_with(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def device_option(text: str) -> str:
+    """argparse ``type`` for ``--device``: ``cpu``, ``cuda`` or ``cuda:N``, present on this machine.
+    Checked while parsing, so a typo or a GPU the machine lacks is one line before anything runs,
+    not an error in every cell (or a traceback from a run's own set-up)."""
+    import torch
+
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not cpu, cuda or cuda:N")
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise argparse.ArgumentTypeError(f"{text}: torch {torch.__version__} sees no CUDA device here; use cpu")
+        if device.index is not None and device.index >= count:
+            raise argparse.ArgumentTypeError(f"{text}: this machine has {count} CUDA device(s), cuda:0 to cuda:{count - 1}")
+    return text
+

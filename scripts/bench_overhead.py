@@ -61,9 +61,13 @@ def startup(with_var: bool) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from inductor_ablate.errors import OneLineParser
+
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: expected 1 or more")
     cache_dir = tempfile.mkdtemp(prefix="ia-overhead-")
     sample("overlay", cache_dir)  # fill the warm cache
     times = {"stock": [], "overlay": [], "overlay-cold": []}

@@ -55,8 +55,10 @@ def run(mode: str, device: str, names: list[str], extra_env: dict | None = None)
 def main() -> int:
     from inductor_ablate.programs import PROGRAMS
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cpu")
+    from inductor_ablate.errors import OneLineParser, device_option
+
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu", type=device_option)
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--json", help="write the per-program verdicts here")
     parser.add_argument("--overlay-env", action="append", default=[], metavar="NAME=VALUE",

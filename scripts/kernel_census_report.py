@@ -87,8 +87,10 @@ def markdown(reports: list[dict]) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", default="cpu")
+    from inductor_ablate.errors import OneLineParser, device_option
+
+    p = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cpu", type=device_option)
     p.add_argument("--json", help="write the census here")
     p.add_argument("--markdown", nargs="+", metavar="JSON", help="print the markdown report of these files")
     args = p.parse_args()

@@ -22,20 +22,31 @@ import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is im
 import torch._inductor.config as inductor_config
 from inductor_ablate.bench.cell import TOLERANCE, _rel_error, _step, _Timer, build_model
 from inductor_ablate.bench.configs import all_inductor, by_name
+from inductor_ablate.bench.models import load_suite
+from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import recording, summarize
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("model")
     p.add_argument("--suite", default="embedded")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", type=device_option)
     p.add_argument("--dtype", default="float32", choices=sorted(TOLERANCE))
     p.add_argument("--mode", default="inference", choices=("inference", "training"))
     p.add_argument("--config", default="all", help="a bench config's Inductor settings (default all)")
     p.add_argument("--kernels", action="store_true", help="print the kernel count instead of a time")
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
+    if args.samples < 1:
+        p.error(f"--samples {args.samples}: expected 1 or more")
+    try:  # a bad model, suite or config name: one line, before any compile
+        suite = load_suite(args.suite)
+        if args.model not in suite:
+            raise UsageError(f"unknown model {args.model!r}; suite {args.suite!r} has {', '.join(suite)}")
+        by_name(args.config)
+    except UsageError as exc:
+        exit_with(exc)
 
     model, inputs, loss_fn = build_model(args.suite, args.model, args.device, args.dtype, args.mode)
     expected = _step(model, inputs, loss_fn, args.mode)

@@ -41,8 +41,10 @@ def run_case(name: str, device: str, switches: dict) -> dict:
 def main() -> int:
     from inductor_ablate.regressions import REGRESSIONS
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--device", default="cpu")
+    from inductor_ablate.errors import OneLineParser, device_option
+
+    p = OneLineParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cpu", type=device_option)
     p.add_argument("--json", default=None)
     args = p.parse_args()
     rows = []

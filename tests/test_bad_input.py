@@ -124,8 +124,8 @@ def test_a_script_exit_code_is_kept(tmp_path):
     (["bench", "--suite", "nosuchsuite"], "unknown suite 'nosuchsuite'"),
     (["bench", "--bogus"], "bench: unrecognized arguments: --bogus"),
     (["bench", "--shard", "3/2"], "--shard '3/2'"),
-    (["bench", "--device", "tpu"], "--device 'tpu': expected cpu, cuda or cuda:N"),
-    (["bench", "--device", "cuda:99"], "--device cuda:99: "),  # no CUDA here, or not 100 GPUs
+    (["bench", "--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
+    (["bench", "--device", "cuda:99"], "argument --device: cuda:99: "),  # no CUDA here, or not 100 GPUs
     (["bench", "--models", ""], "--models '': an empty name"),  # not the whole suite
     (["bench", "--configs", "all,"], "--configs 'all,': an empty name"),
     (["bench", "--skip-done", ""], "--skip-done '': expected a path"),

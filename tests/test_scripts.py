@@ -1,9 +1,11 @@
 """The study scripts that read results files (scripts/compare_runs.py, scripts/findings_table.py),
-run as a user runs them, on results files with known answers."""
+run as a user runs them, on results files with known answers; and every script's bad options."""
 import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -88,3 +90,22 @@ def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tm
     assert proc.returncode == 0, proc.stderr
     assert "compiling in at most 1.5x their compile without its autotuning: 1 of 2" in proc.stdout, proc.stdout
     assert "Over: no-fusion n 2.50x (6 s autotuning)." in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("name, args, piece", [
+    ("check_stock_identity.py", ["--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
+    ("kernel_census_report.py", ["--device", "cuda:99"], "argument --device: cuda:99: "),
+    ("stock_bugs.py", ["--device", "gpu"], "argument --device: 'gpu' is not cpu, cuda or cuda:N"),
+    ("model_latency.py", ["mlp_gelu", "--device", "tpu"], "argument --device: 'tpu'"),
+    ("model_latency.py", ["nosuchmodel", "--device", "cpu"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--config", "bogus"], "unknown config 'bogus'"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--samples", "0"], "--samples 0: expected 1 or more"),
+    ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
+])
+def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
+    # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug
+    proc = script(name, *args)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
+    assert proc.stdout == ""
+
