@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 from . import decisions
-from .errors import OneLineParser, UsageError
+from .errors import OneLineParser, UsageError, check_writable
 
 KINDS = {"fuse": ("fusion", "INDUCTOR_FUSE_LIMIT"), "inline": ("inline", "INDUCTOR_INLINE_LIMIT")}
 
@@ -226,6 +226,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("command", nargs="*", help="-- then the command, e.g. -- python script.py")
     args = p.parse_args(argv)
     kind = args.kind or "fuse"
+    if args.timeout <= 0:
+        raise UsageError(f"bisect: --timeout {args.timeout:g}: expected seconds > 0")
+    if args.metric == "":
+        raise UsageError("bisect: --metric '': give the command whose last printed number is measured")
+    if args.json is not None and not args.rank:
+        raise UsageError("bisect: --json writes the ranking, so it goes with --rank --metric CMD")
     if args.rank or args.metric:
         if not (args.rank and args.metric):
             raise UsageError("bisect: --rank and --metric CMD go together (rank the top fusions by CMD's number)")
@@ -233,6 +239,8 @@ def main(argv: list[str]) -> int:
             raise UsageError("bisect --rank: ranks fusions only, by the --metric command (no -- COMMAND)")
         if args.top < 1 or args.repeats < 1:
             raise UsageError(f"bisect --rank: --top and --repeats must be at least 1 (got {args.top}, {args.repeats})")
+        if args.json is not None:  # found now, not after every measuring run
+            check_writable(args.json, "ranking file", "choose another --json path")
         result = rank(shlex.split(args.metric), args.top, args.repeats, args.timeout)
         print_ranking(result)
         if args.json:

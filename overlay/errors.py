@@ -8,6 +8,7 @@ first Inductor import, for a bad INDUCTOR_* value in front of an unchanged scrip
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -50,3 +51,14 @@ def device_option(text: str) -> str:
             raise argparse.ArgumentTypeError(f"{text}: this machine has {count} CUDA device(s), cuda:0 to cuda:{count - 1}")
     return text
 
+
+def check_writable(path: str, what: str = "results file", hint: str = "choose another --json path") -> None:
+    """Fail before any setup, not after the first cell or measuring run, when ``path`` (its directory
+    created if missing) cannot be written: a results file, a report (CSV, plot, ranking), a claim file."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path + ".tmp", "a"):
+            pass
+        os.remove(path + ".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} {path}: {exc.strerror}; {hint}") from None

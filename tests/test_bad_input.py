@@ -136,6 +136,10 @@ def test_a_script_exit_code_is_kept(tmp_path):
     (["bench", "--csv", "/proc/no/such.csv"], "cannot write CSV file /proc/no/such.csv"),  # found before, not after, the cells
     (["bench", "--suite", "os:path"], "os.path is a module, not a function"),
     (["bench", "--suite", "os:getcwd"], "getcwd() returned str"),
+    (["bisect", "--timeout", "0", "--", "python", "x.py"], "bisect: --timeout 0: expected seconds > 0"),
+    (["bisect", "--json", "r.json", "--", "python", "x.py"], "--json writes the ranking, so it goes with --rank"),
+    (["bisect", "--rank", "--metric", ""], "--metric '': give the command"),
+    (["bisect", "--rank", "--metric", "python x.py", "--json", "/proc/no/r.json"], "cannot write ranking file"),
 ])
 def test_bad_command_line(tmp_path, args, piece):
     proc = cli(*args, cwd=tmp_path)

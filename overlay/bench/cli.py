@@ -12,8 +12,8 @@ import time
 from . import report
 from .configs import describe, resolve
 from .models import list_models, load_suite
-from ..errors import OneLineParser, UsageError, device_option
-from .runner import RESULTS_FORMAT, cell_key, check_writable, load_results, plan, run_matrix, save_results, skip_done
+from ..errors import OneLineParser, UsageError, check_writable, device_option
+from .runner import RESULTS_FORMAT, cell_key, load_results, plan, run_matrix, save_results, skip_done
 
 
 def _device_default() -> str:

@@ -99,18 +99,6 @@ def load_results(path: str | None) -> dict:
     return {cell_key(r): r for r in read_results_file(path, RESUME_HINT)["cells"]}
 
 
-def check_writable(path: str, what: str = "results file", hint: str = "choose another --json path") -> None:
-    """Fail before any setup, not after the first cell, when ``path`` (its directory created if
-    missing) cannot be written: the results file, or a claim file in the --claims directory."""
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path + ".tmp", "a"):
-            pass
-        os.remove(path + ".tmp")
-    except OSError as exc:
-        raise UsageError(f"cannot write {what} {path}: {exc.strerror}; {hint}") from None
-
-
 def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
     """Atomically; ``summary`` (the report's rows, with intervals) is added at the end of a run."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
