@@ -21,9 +21,10 @@ import os
 import threading
 import uuid
 
+from . import switches
 from .config import config
 
-LOG_ENV = "INDUCTOR_ABLATE_LOG"
+LOG_ENV = switches.LOG_ENV
 log = logging.getLogger("inductor_ablate.decisions")
 
 

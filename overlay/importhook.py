@@ -210,6 +210,7 @@ def install(*, defer_errors: bool = False) -> None:
         try:
             env_values = switches.from_environ()
             _state["strict"] = switches.strict_from_environ()
+            switches.check_environ()
             _state["deferred_error"] = None
         except switches.SwitchValueError as exc:
             if not defer_errors:

@@ -6,6 +6,7 @@ accepts exactly the same values and fails with the same message.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 
 from .errors import UsageError
@@ -75,6 +76,10 @@ SWITCHES = {
 }
 STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
 DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
+LOG_ENV = "INDUCTOR_ABLATE_LOG"  # the decision log (decisions.py writes it)
+# Read elsewhere: the patched-code cache (patcher.py), and the test suite's device and fuzz settings.
+OTHER_ENVS = ("INDUCTOR_ABLATE_CACHE_DIR", "INDUCTOR_ABLATE_TEST_DEVICE", "INDUCTOR_ABLATE_FUZZ_LOG",
+              "INDUCTOR_ABLATE_FUZZ_EXAMPLES")
 
 
 class SwitchValueError(ValueError, UsageError):
@@ -178,6 +183,31 @@ def from_environ(environ=None) -> dict:
         raw = environ.get(switch.env)
         values[switch.name] = parse(switch, raw if raw is not None else switch.off)
     return values
+
+
+def check_environ(environ=None) -> None:
+    """The rest of the INDUCTOR_* variables, so that none is silently ignored: a name that is ours
+    misspelled (``INDUCTOR_NO_FUZE=1`` would otherwise measure stock Inductor as "no fusion"), a bad
+    INDUCTOR_ABLATE_DEBUG value, a decision log that cannot be written.  Torch reads a few INDUCTOR_*
+    names of its own (INDUCTOR_POST_FUSION_SVG, ...): none is within reach of ours (difflib ratio of
+    the part after ``INDUCTOR_`` at most 0.5, against 0.74 or more for the typos tried), so they pass."""
+    environ = os.environ if environ is None else environ
+    ours = [s.env for s in SWITCHES.values()] + [STRICT_ENV, DEBUG_ENV, LOG_ENV, *OTHER_ENVS]
+    for name in sorted(environ):
+        if not name.startswith("INDUCTOR_") or name in ours:
+            continue
+        near = max(ours, key=lambda o: difflib.SequenceMatcher(None, name[9:], o[9:]).ratio())
+        if name.startswith("INDUCTOR_ABLATE_") or difflib.SequenceMatcher(None, name[9:], near[9:]).ratio() >= 0.7:
+            raise SwitchValueError(f"{name} is not a variable of inductor_ablate (did you mean {near}?); "
+                                   f"switches: {', '.join(s.env for s in SWITCHES.values())}")
+    parse_bool(environ.get(DEBUG_ENV, "0"), DEBUG_ENV)
+    log_path = environ.get(LOG_ENV)
+    if log_path:
+        try:
+            open(log_path, "a").close()
+        except OSError as exc:
+            raise SwitchValueError(f"{LOG_ENV}={log_path!r}: cannot write the decision log there "
+                                   f"({exc.strerror}); give a writable file path") from None
 
 
 def strict_from_environ(environ=None) -> bool:

@@ -40,6 +40,28 @@ def test_bad_switch_value_in_front_of_an_unchanged_script(script, value):
     assert "RAN" not in proc.stdout
 
 
+@pytest.mark.parametrize("env, pieces", [
+    ({"INDUCTOR_NO_FUZE": "1"}, ["INDUCTOR_NO_FUZE is not a variable of inductor_ablate (did you mean INDUCTOR_NO_FUSE?)"]),
+    ({"INDUCTOR_NO_INLINING": "1"}, ["did you mean INDUCTOR_NO_INLINE?"]),
+    ({"INDUCTOR_ABLATE_LOGS": "x.jsonl"}, ["INDUCTOR_ABLATE_LOGS is not a variable", "INDUCTOR_ABLATE_LOG?"]),
+    ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_DEBUG": "maybe"}, ["INDUCTOR_ABLATE_DEBUG='maybe' is not valid"]),
+    ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_LOG": "/proc/no/log.jsonl"},
+     ["INDUCTOR_ABLATE_LOG='/proc/no/log.jsonl': cannot write the decision log there"]),
+])
+def test_a_misspelled_variable_or_a_bad_setting_is_not_silently_ignored(script, env, pieces):
+    # a typo'd switch name used to change nothing: the run measured stock Inductor under the switch's name
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(**env), capture_output=True, text=True,
+                          timeout=600)
+    assert_one_line_error(proc, *pieces)
+    assert "RAN" not in proc.stdout
+
+
+def test_torchs_own_inductor_variables_pass(script):
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(INDUCTOR_NO_FUSE="1", INDUCTOR_PROVENANCE="0",
+                          INDUCTOR_POST_FUSION_SVG="0"), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "RAN" in proc.stdout, proc.stderr
+
+
 def test_bad_strict_value():
     proc = run_py("import torch._inductor", env=clean_env(INDUCTOR_ABLATE_STRICT="sometimes"), check=False)
     assert_one_line_error(proc, "INDUCTOR_ABLATE_STRICT='sometimes'")
