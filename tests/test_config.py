@@ -125,3 +125,28 @@ def test_global_set_is_seen_by_all_threads():
     t.start()
     t.join()
     assert out == [True]
+
+
+def test_every_inductor_variable_torch_reads_passes_the_misspelling_check():
+    # Torch reads some INDUCTOR_* names of its own; the check that catches INDUCTOR_NO_FUZE must let
+    # every one of them through, on whichever torch this runs (its sources are scanned, not a list).
+    import os
+    import re
+
+    import torch
+
+    root = os.path.dirname(torch.__file__)
+    names = set()
+    for folder, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    names.update(re.findall(r"[\"'](INDUCTOR_[A-Z0-9_]+)[\"']", f.read()))
+    ours = {s.env for s in SWITCHES.values()}
+    torchs = sorted(names - ours)
+    assert torchs, "found no INDUCTOR_* name in torch's sources: the scan is broken"
+    switches.check_environ({name: "1" for name in torchs})
+    for typo in ("INDUCTOR_NO_FUZE", "INDUCTOR_NOFUSE", "INDUCTOR_NO_INLINES", "INDUCTOR_FUSE_LIMITS",
+                 "INDUCTOR_ONE_KERNEL_PER_OPS", "INDUCTOR_FLUSH_EVERY", "INDUCTOR_ABLATE_STRICKT"):
+        with pytest.raises(SwitchValueError, match=f"{typo} is not a variable of inductor_ablate"):
+            switches.check_environ({typo: "1"})
