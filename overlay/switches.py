@@ -83,7 +83,8 @@ OTHER_ENVS = ("INDUCTOR_ABLATE_CACHE_DIR", "INDUCTOR_ABLATE_TEST_DEVICE", "INDUC
 
 
 class SwitchValueError(ValueError, UsageError):
-    """An unknown value for a switch; raised before anything is compiled."""
+    """A bad INDUCTOR_* variable (a switch's value, or a name of ours misspelled); raised before
+    anything is compiled."""
 
 
 def valid_values_text(switch: Switch) -> str:
@@ -196,8 +197,8 @@ def check_environ(environ=None) -> None:
     for name in sorted(environ):
         if not name.startswith("INDUCTOR_") or name in ours:
             continue
-        near = max(ours, key=lambda o: difflib.SequenceMatcher(None, name[9:], o[9:]).ratio())
-        if name.startswith("INDUCTOR_ABLATE_") or difflib.SequenceMatcher(None, name[9:], near[9:]).ratio() >= 0.7:
+        likeness, near = max((difflib.SequenceMatcher(None, name[9:], o[9:]).ratio(), o) for o in ours)
+        if name.startswith("INDUCTOR_ABLATE_") or likeness >= 0.7:
             raise SwitchValueError(f"{name} is not a variable of inductor_ablate (did you mean {near}?); "
                                    f"switches: {', '.join(s.env for s in SWITCHES.values())}")
     parse_bool(environ.get(DEBUG_ENV, "0"), DEBUG_ENV)

@@ -53,9 +53,8 @@ def run(mode: str, device: str, names: list[str], extra_env: dict | None = None)
 
 
 def main() -> int:
-    from inductor_ablate.programs import PROGRAMS
-
     from inductor_ablate.errors import OneLineParser, device_option
+    from inductor_ablate.programs import PROGRAMS
 
     parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu", type=device_option)
