@@ -13,12 +13,10 @@ compared on the models and rows both hold.
 """
 from __future__ import annotations
 
-import math
-import random
 import statistics
 import sys
 
-from findings_table import _pairs, _share, kept_share
+from findings_table import _bootstrap, _pairs, _share, kept_share
 from inductor_ablate.bench import report
 from inductor_ablate.bench.configs import CONFIGS
 from inductor_ablate.bench.runner import read_results_file
@@ -42,12 +40,8 @@ def _restricted(pairs, config, models) -> dict:
 def change_interval(pairs_a, pairs_b, config, models, seed="compare"):
     """95% interval of share(later) - share(earlier), resampling the models (paired: one draw
     serves both files) and, within each, its process pairs."""
-    rng = random.Random(f"{seed}{config}")
-    values = []
-    for _ in range(report.BOOTSTRAP):
-        pick = [rng.choice(models) for _ in models]
-        values.append(_share(pairs_b[config], pick, rng) - _share(pairs_a[config], pick, rng))
-    return report._percentiles(values)
+    return _bootstrap(lambda pick, rng: _share(pairs_b[config], pick, rng) - _share(pairs_a[config], pick, rng),
+                      models, f"{seed}{config}")
 
 
 def all_line(cells_a, cells_b, models) -> None:
@@ -55,10 +49,8 @@ def all_line(cells_a, cells_b, models) -> None:
     texts = []
     for cells in (cells_a, cells_b):
         speeds = {m: [c["speedup"] for c in cs] for (m, cfg), cs in _by_cell(cells).items() if cfg == "all" and m in models}
-        rng = random.Random("compare-all")
-        boot = [report.geomean([report.geomean([rng.choice(speeds[m]) for _ in speeds[m]]) for m in pick])
-                for pick in ([rng.choice(models) for _ in models] for _ in range(report.BOOTSTRAP))]
-        lo, hi = report._percentiles(boot)
+        lo, hi = _bootstrap(lambda pick, rng: report.geomean(
+            [report.geomean([rng.choice(speeds[m]) for _ in speeds[m]]) for m in pick]), models, "compare-all")
         texts.append(f"{report.geomean([report.geomean(speeds[m]) for m in models]):.2f}x [{lo:.2f}, {hi:.2f}]")
     print(f"`all` over eager on the {len(models)} models: earlier {texts[0]}, later {texts[1]}.\n")
 

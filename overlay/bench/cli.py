@@ -45,11 +45,16 @@ def _check_numbers_and_paths(args) -> None:
         raise UsageError(f"--timeout {args.timeout:g}: expected seconds > 0")
 
 
+def _summary_csv(csv_path: str) -> str:
+    """Where the summary rows go, beside the cells' CSV."""
+    return os.path.splitext(csv_path)[0] + "-summary.csv"
+
+
 def _check_outputs(args) -> None:
     """The report files are written after the last cell: a path that cannot be written is found now."""
     if args.csv:
         check_writable(args.csv, "CSV file", "choose another --csv path")
-        check_writable(os.path.splitext(args.csv)[0] + "-summary.csv", "summary CSV file", "choose another --csv path")
+        check_writable(_summary_csv(args.csv), "summary CSV file", "choose another --csv path")
     if args.plot:
         check_writable(args.plot, "plot file", "choose another --plot path")
 
@@ -82,7 +87,7 @@ def _emit(cells, args) -> list[dict]:
     print(report.per_model_table(cells, args.baseline))
     if args.csv:
         report.write_csv(cells, args.csv, args.baseline)
-        summary = os.path.splitext(args.csv)[0] + "-summary.csv"
+        summary = _summary_csv(args.csv)
         report.write_summary_csv(rows, summary)
         print(f"\nCSV: {args.csv} (cells), {summary} (summary rows, intervals)")
     if args.plot and report.write_plot(cells, args.plot, args.baseline):
