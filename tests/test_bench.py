@@ -626,6 +626,31 @@ def test_hf_training_steps_draw_no_random_numbers():
     assert model.model.config.dropout == 0.1  # eval mode never drops out; its config is left alone
 
 
+def test_training_steps_turn_every_dropout_module_off(tmp_path, monkeypatch):
+    """Any model's dropout modules (torchvision's MobileNetV3 has one in its classifier; a user's
+    --suite model may too) are at p=0 in a training step, so two steps agree and a compiled step can be
+    checked against eager; inference leaves them alone."""
+    (tmp_path / "dropout_models.py").write_text(
+        "import torch\n"
+        "def suite():\n"
+        "    def build(device, dtype, mode):\n"
+        "        torch.manual_seed(0)\n"
+        "        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.Dropout1d(0.2))\n"
+        "        return model.to(device=device, dtype=dtype), (torch.randn(4, 8, 8, device=device, dtype=dtype),), "
+        "lambda out: out.float().square().mean()\n"
+        "    return {'drop': build}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import torch
+
+    from inductor_ablate.bench.cell import build_model
+
+    model, inputs, _ = build_model("dropout_models:suite", "drop", "cpu", "float32", "training")
+    assert model.training and [m.p for m in model[1:]] == [0.0, 0.0]
+    assert torch.equal(model(*inputs), model(*inputs))
+    model, _, _ = build_model("dropout_models:suite", "drop", "cpu", "float32", "inference")
+    assert not model.training and [m.p for m in model[1:]] == [0.5, 0.2]
+
+
 def test_t5_training_gradients_are_not_rounding_noise():
     """T5's encoder returns RMS-normalized states, whose mean square is 1 whatever the input: with
     that as the loss, every weight below the final norm got a gradient of rounding noise, and its

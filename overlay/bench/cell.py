@@ -187,12 +187,23 @@ def _own_graph_caches(artifact_dir: str):
     return stack
 
 
+def _no_dropout_modules(model) -> None:
+    """Every dropout module's probability set to 0 for a training step.  Dropout draws random numbers
+    that eager and compiled code draw differently, so with it on no step could be checked against
+    eager, stock `all` included (torchvision's MobileNetV3 has a Dropout(0.2) in its classifier).
+    HF models are also built with the dropout of their configs at 0 (models._no_dropout)."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+            module.p = 0.0
+
+
 def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
     """(model, inputs, loss_fn) of a suite's model, in train mode for training, where floating
     inputs need gradients too (so parameter-free models train as well)."""
     model, inputs, loss_fn = load_suite(suite)[name](device, getattr(torch, dtype), mode)
     model.train(mode == "training")
     if mode == "training":
+        _no_dropout_modules(model)
         inputs = tuple(t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point()
                        else t for t in inputs)
     return model, inputs, loss_fn
