@@ -22,6 +22,8 @@ N=$(python3 -c "import torch; print(torch.cuda.device_count())")
 [ "$N" -ge 1 ] || { echo "no CUDA device" >&2; exit 2; }
 mkdir -p results
 START=$(date +%s)
+# one GPU: one lane, no queue to share
+CLAIMS=""; [ "$N" -ge 2 ] && CLAIMS="--claims results/cuda-$TAG-claims-of$N"
 # Each lane gets its own share of the CPU cores, for its compile workers too: a lane's eager timing
 # is CPU-bound for launch-bound models, and must not share cores with the next lane's autotuning.
 CORES=$(nproc); PER=$(( CORES / N ))
@@ -29,7 +31,7 @@ for k in $(seq 1 "$N"); do
   PIN=""; command -v taskset >/dev/null && [ "$PER" -ge 1 ] && PIN="taskset -c $(( (k-1)*PER ))-$(( k*PER-1 ))"
   CUDA_VISIBLE_DEVICES=$((k-1)) TORCHINDUCTOR_COMPILE_THREADS=$PER $PIN timeout -k 20 "$SECONDS_LEFT" python3 -m inductor_ablate bench --device cuda \
       --suite "$SUITE" ${MODELS:+--models "$MODELS"} ${SKIP_DONE:+--skip-done "$SKIP_DONE"} --dtype "$DTYPE" --mode "$MODE" --configs "$CONFIGS" \
-      --cell-repeats "$REPEATS" --shard "$k/$N" --claims "results/cuda-$TAG-claims-of$N" --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
+      --cell-repeats "$REPEATS" --shard "$k/$N" $CLAIMS --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
       > "results/cuda-$TAG-part${k}of$N.log" 2>&1 &
 done
 wait
