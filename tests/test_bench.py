@@ -651,6 +651,40 @@ def test_training_steps_turn_every_dropout_module_off(tmp_path, monkeypatch):
     assert not model.training and [m.p for m in model[1:]] == [0.5, 0.2]
 
 
+def test_a_step_of_only_zeros_is_refused_not_checked(tmp_path, monkeypatch):
+    """A model whose eager step is all zeros (torchvision's ViT-B/16 zero-initializes its classifier
+    head) would pass the accuracy check under any config, a wrong one too: its cell is an error that
+    says why, before anything compiles.  Some zero leaves beside non-zero ones are fine."""
+    import torch
+
+    from inductor_ablate.bench.cell import UncheckableStep, _step, require_checkable
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Linear(8, 4))
+    torch.nn.init.zeros_(model[2].weight), torch.nn.init.zeros_(model[2].bias)
+    x = torch.randn(2, 8, requires_grad=True)
+    loss = lambda out: out.square().mean()  # noqa: E731
+    for mode in ("inference", "training"):
+        with pytest.raises(UncheckableStep, match="only zeros .* could not tell a wrong answer"):
+            require_checkable(_step(model, (x,), loss, mode), "zero_head")
+    torch.nn.init.normal_(model[2].weight)
+    require_checkable(_step(model, (x,), loss, "training"), "head")
+    require_checkable([torch.zeros(3), torch.ones(3)], "some_zeros")
+
+
+def test_real_vision_models_give_a_step_that_can_be_checked():
+    """Every torchvision and timm model of the real suite, built as the bench builds it, gives an
+    eager output that is not all zeros (ViT-B/16's head is initialized at random for it)."""
+    pytest.importorskip("torchvision")
+    pytest.importorskip("timm")
+    from inductor_ablate.bench.cell import _step, build_model, require_checkable
+    from inductor_ablate.bench.models import MODEL_NAMES
+
+    for suite in ("torchvision", "timm"):
+        for name in MODEL_NAMES[suite]:
+            model, inputs, loss_fn = build_model(suite, name, "cpu", "float32", "inference")
+            require_checkable(_step(model, inputs, loss_fn, "inference"), name)
+
+
 def test_t5_training_gradients_are_not_rounding_noise():
     """T5's encoder returns RMS-normalized states, whose mean square is 1 whatever the input: with
     that as the loss, every weight below the final norm got a gradient of rounding noise, and its

@@ -47,6 +47,22 @@ def _rel_error(actual, expected) -> float:
     return worst
 
 
+class UncheckableStep(Exception):
+    """Eager's step gives nothing but zeros, so comparing a compiled step with it checks nothing."""
+
+
+def require_checkable(expected, model_name: str) -> None:
+    """Refuse a model whose eager step (output, and gradients in training) is all zeros.  Its output
+    does not depend on what the layers compute (torchvision's ViT-B/16 starts with a zero-initialized
+    classifier head), so every config, a wrong one too, would pass the accuracy check."""
+    leaves = [t for t in torch.utils._pytree.tree_leaves(expected)
+              if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()]
+    if leaves and not any(bool(t.detach().ne(0).any()) for t in leaves):
+        raise UncheckableStep(f"{model_name}: eager's step gives only zeros (output{' and gradients' if len(leaves) > 1 else ''}), "
+                              f"so the accuracy check could not tell a wrong answer from a right one; "
+                              f"give the model weights that make its output non-zero")
+
+
 #: A low-precision cell whose compiled step misses eager by more than TOLERANCE still passes when,
 #: against the step in float64 (same weights and inputs), it is off by at most this many times
 #: eager's own error: both round differently, and neither is the truth (torch's benchmarks' fp64_ref).
@@ -229,6 +245,7 @@ def run_cell(task: dict) -> dict:
         os.environ[decisions.LOG_ENV] = decision_log
 
         expected = _step(model, inputs, loss_fn, mode)
+        require_checkable(expected, task["model"])
         row["setup_s"] = round(time.perf_counter() - cell_t0, 3)  # model, inputs, first eager call
         with inductor_config.patch(settings):
             from torch._inductor.graph import GraphLowering

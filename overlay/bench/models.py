@@ -162,8 +162,10 @@ def torchvision_suite() -> dict:
     def make(name):
         def builder(device, dtype, mode):
             torch.manual_seed(0)
-            model = getattr(tvm, name)(weights=None).to(device=device, dtype=dtype)
-            return model, (_image(device, dtype),), _float_loss
+            model = getattr(tvm, name)(weights=None)
+            if name == "vit_b_16":  # torchvision zero-initializes its classifier head: every output would be 0
+                nn.init.normal_(model.heads.head.weight, std=0.02)
+            return model.to(device=device, dtype=dtype), (_image(device, dtype),), _float_loss
         return builder
 
     return {n: make(n) for n in MODEL_NAMES["torchvision"]}
