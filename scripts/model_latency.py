@@ -1,7 +1,7 @@
 """A metric command for ``bisect --rank``: compile one bench model and print one number last.
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
-                                          [--mode inference] [--config all] [--kernels]
+                                          [--mode inference] [--config all] [--kernels | --errors N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
 number of kernels Inductor generated (a deterministic metric).  The model compiles under a bench
@@ -9,6 +9,12 @@ config's Inductor settings (default ``all``: on CUDA, max-autotune's matmul temp
 graphs, as the paper's row), and under whatever INDUCTOR_* switches the environment sets, so
 ``bisect --rank`` can veto one fusion per run.  The output is checked against eager first: a wrong
 answer exits 1 instead of printing a time.
+
+``--errors N`` prints instead where a step's error lies: the N outputs and gradients farthest from
+eager, each against eager and against the same step in float64 (same weights and inputs), with
+its scale.  A compiled step far from eager but as close to float64 as eager is rounds differently;
+one far from both is wrong, or sums badly.  ``--dtype float64`` compiles the model in float64,
+where rounding all but vanishes: a step that is wrong in its logic stays wrong there.
 """
 from __future__ import annotations
 
@@ -20,11 +26,26 @@ import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
-from inductor_ablate.bench.cell import TOLERANCE, _rel_error, _step, _Timer, build_model
+from inductor_ablate.bench.cell import TOLERANCE, _float64_step, _rel_error, _step, _Timer, build_model
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import load_suite
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import recording, summarize
+
+
+def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
+    """The ``top`` leaves of the step (output; in training each gradient) farthest from eager."""
+    reference = _float64_step(model, inputs, loss_fn, mode)
+    names = ["output"]
+    if mode == "training":
+        names += [name for name, p in model.named_parameters() if p.grad is not None]
+        names += [f"input {i}" for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.grad is not None]
+    rows = []
+    for name, a, e, r in zip(names, *(torch.utils._pytree.tree_leaves(x) for x in (actual, expected, reference))):
+        rows.append((_rel_error(a, e), name, _rel_error(e, r), _rel_error(a, r), e.detach().abs().max().item()))
+    print(f"{'output or gradient':<44} {'vs eager':>9} {'eager vs f64':>12} {'vs f64':>9} {'max |eager|':>11}")
+    for vs_eager, name, eager_vs_64, vs_64, scale in sorted(rows, key=lambda row: -row[0])[:top]:
+        print(f"{name:<44} {vs_eager:>9.2e} {eager_vs_64:>12.2e} {vs_64:>9.2e} {scale:>11.2e}")
 
 
 def main() -> int:
@@ -32,14 +53,19 @@ def main() -> int:
     p.add_argument("model")
     p.add_argument("--suite", default="embedded")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", type=device_option)
-    p.add_argument("--dtype", default="float32", choices=sorted(TOLERANCE))
+    p.add_argument("--dtype", default="float32", choices=sorted(TOLERANCE) + ["float64"],
+                   help="float64 is held to float32's tolerance")
     p.add_argument("--mode", default="inference", choices=("inference", "training"))
     p.add_argument("--config", default="all", help="a bench config's Inductor settings (default all)")
-    p.add_argument("--kernels", action="store_true", help="print the kernel count instead of a time")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--kernels", action="store_true", help="print the kernel count instead of a time")
+    what.add_argument("--errors", type=int, metavar="N", help="print the N outputs and gradients farthest from eager")
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
     if args.samples < 1:
         p.error(f"--samples {args.samples}: expected 1 or more")
+    if args.errors is not None and args.errors < 1:
+        p.error(f"--errors {args.errors}: expected 1 or more")
     try:  # a bad model, suite or config name: one line, before any compile
         suite = load_suite(args.suite)
         if args.model not in suite:
@@ -54,9 +80,13 @@ def main() -> int:
         compiled = torch.compile(model)
         with recording(reset_dynamo=True) as sink:
             actual = _step(compiled, inputs, loss_fn, args.mode)
-        err = _rel_error(actual, expected)
-        if not err <= TOLERANCE[args.dtype]:
-            print(f"wrong answer: max relative error {err:.3g} > {TOLERANCE[args.dtype]:g}", file=sys.stderr)
+        err, tolerance = _rel_error(actual, expected), TOLERANCE.get(args.dtype, TOLERANCE["float32"])
+        if args.errors:
+            print_errors(model, inputs, loss_fn, args.mode, actual, expected, args.errors)
+            print(f"max relative error against eager {err:.3g} (tolerance {tolerance:g})")
+            return 0 if err <= tolerance else 1
+        if not err <= tolerance:
+            print(f"wrong answer: max relative error {err:.3g} > {tolerance:g}", file=sys.stderr)
             return 1
         if args.kernels:
             print("kernels", summarize(sink).num_kernels)

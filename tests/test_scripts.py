@@ -100,6 +100,8 @@ def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tm
     ("model_latency.py", ["nosuchmodel", "--device", "cpu"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--config", "bogus"], "unknown config 'bogus'"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--samples", "0"], "--samples 0: expected 1 or more"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "0"], "--errors 0: expected 1 or more"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "2", "--kernels"], "not allowed with"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
@@ -109,3 +111,20 @@ def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
     assert proc.stdout == ""
 
+
+
+def test_model_latency_errors_names_the_gradients_farthest_from_eager():
+    """``--errors N``: the N leaves of a training step farthest from eager, worst first, each against
+    eager and float64; the exit code says whether the step is within the tolerance."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "mlp_gelu",
+                           "--device", "cpu", "--mode", "training", "--errors", "3"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].split()[:3] == ["output", "or", "gradient"] and len(lines) == 5, proc.stdout
+    rows = [line.split() for line in lines[1:4]]
+    assert all(name in ("output", "ln.weight", "ln.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "input 0")
+               for name, *_ in rows), rows
+    errors = [float(r[1]) for r in rows]
+    assert errors == sorted(errors, reverse=True) and all(0 <= e <= 2e-3 for e in errors)
+    assert lines[4].startswith(f"max relative error against eager {errors[0]:.3g} ")
