@@ -40,8 +40,11 @@ def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> No
     if mode == "training":
         names += [name for name, p in model.named_parameters() if p.grad is not None]
         names += [f"input {i}" for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.grad is not None]
+    leaves = [torch.utils._pytree.tree_leaves(x) for x in (actual, expected, reference)]
+    if len(names) != len(leaves[1]):  # an output of several tensors: number the leaves instead
+        names = [f"leaf {i}" for i in range(len(leaves[1]))]
     rows = []
-    for name, a, e, r in zip(names, *(torch.utils._pytree.tree_leaves(x) for x in (actual, expected, reference))):
+    for name, a, e, r in zip(names, *leaves):
         rows.append((_rel_error(a, e), name, _rel_error(e, r), _rel_error(a, r), e.detach().abs().max().item()))
     print(f"{'output or gradient':<44} {'vs eager':>9} {'eager vs f64':>12} {'vs f64':>9} {'max |eager|':>11}")
     for vs_eager, name, eager_vs_64, vs_64, scale in sorted(rows, key=lambda row: -row[0])[:top]:
