@@ -651,7 +651,7 @@ def test_training_steps_turn_every_dropout_module_off(tmp_path, monkeypatch):
     assert not model.training and [m.p for m in model[1:]] == [0.5, 0.2]
 
 
-def test_a_step_of_only_zeros_is_refused_not_checked(tmp_path, monkeypatch):
+def test_a_step_of_only_zeros_is_refused_not_checked():
     """A model whose eager step is all zeros (torchvision's ViT-B/16 zero-initializes its classifier
     head) would pass the accuracy check under any config, a wrong one too: its cell is an error that
     says why, before anything compiles.  Some zero leaves beside non-zero ones are fine."""
