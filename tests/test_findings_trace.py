@@ -1,0 +1,105 @@
+"""docs/findings.md traces to committed data: the `merge` lines it prints rebuild the committed merged
+files exactly, and every table it copies from scripts/findings_table.py or scripts/compare_runs.py is
+what those scripts print from the committed files today. A table left stale after a re-merge fails
+here. No torch compile runs: these read JSON files."""
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FINDINGS = os.path.join(ROOT, "docs", "findings.md")
+INFERENCE = "docs/results/h200-real-bf16-inference.json"
+TRAINING = "docs/results/h200-real-bf16-training.json"
+REPEAT = "docs/results/raw/h200-repeat-bf16-inference-target.json"
+
+
+def findings() -> str:
+    with open(FINDINGS) as f:
+        return f.read()
+
+
+def merge_line(merged: str) -> str:
+    """The `merge --pool-repeats` command findings.md gives for ``merged`` (a fenced block or a
+    backticked line), with its backslash continuations joined."""
+    text = findings().replace("\\\n", " ")
+    lines = [m for m in re.findall(r"python -m inductor_ablate merge --pool-repeats [^`\n]*", text)
+             if f"--json {merged}" in m]
+    assert len(lines) == 1, f"findings.md should give one merge line for {merged}, found {len(lines)}"
+    return lines[0]
+
+
+def run_merge(line: str, out: str) -> None:
+    """Runs a documented merge line as a shell would (globs expanded in sorted order), writing only
+    its JSON, to ``out``."""
+    words = shlex.split(line)[3:]  # after `python -m inductor_ablate`
+    args, i = [], 0
+    while i < len(words):
+        w = words[i]
+        if w in ("--csv", "--plot"):
+            i += 2
+            continue
+        if w == "--json":
+            args += [w, out]
+            i += 2
+            continue
+        args += sorted(glob.glob(w, root_dir=ROOT)) if "*" in w else [w]
+        i += 1
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("merged", [INFERENCE, TRAINING])
+def test_the_documented_merge_line_rebuilds_the_committed_file(merged, tmp_path):
+    out = str(tmp_path / "merged.json")
+    run_merge(merge_line(merged), out)
+    with open(out) as f:
+        rebuilt = json.load(f)
+    with open(os.path.join(ROOT, merged)) as f:
+        committed = json.load(f)
+    assert rebuilt["cells"] == committed["cells"]
+    assert rebuilt["summary"] == committed["summary"]
+
+
+def tables(text: str) -> list[list[str]]:
+    """The markdown tables of ``text``: runs of lines that start with '|', stripped."""
+    found, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.strip().startswith("|"):
+            current.append(line.strip())
+        elif current:
+            found.append(current)
+            current = []
+    return found
+
+
+def first_column(table: list[str]) -> list[str]:
+    return [r.split("|")[1].strip() for r in table[2:]]
+
+
+def test_every_table_copied_from_a_script_is_what_the_script_prints_now():
+    def printed(*argv):
+        proc = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return tables(proc.stdout)
+
+    fresh = (printed("scripts/findings_table.py", INFERENCE) + printed("scripts/findings_table.py", TRAINING)
+             + printed("scripts/compare_runs.py", INFERENCE, REPEAT))
+    checked = 0
+    for table in tables(findings()):
+        same_shape = [t for t in fresh if t[0] == table[0] and first_column(t) == first_column(table)]
+        if not same_shape:
+            continue  # a table of its own (commands, the paper's numbers, CPU runs)
+        assert len(same_shape) == 1, f"two script tables have the shape of {table[0]}"
+        assert table == same_shape[0], f"findings.md's table under {table[0]!r} is stale:\n" + "\n".join(
+            f"doc:    {a}\nscript: {b}" for a, b in zip(table, same_shape[0]) if a != b)
+        checked += 1
+    # inference: the paper's rows, ours (the kinds), per model, fusions by kind; training: the
+    # paper's rows, per model; the repeat against the merged file
+    assert checked >= 7, f"only {checked} tables of findings.md matched a script's table"
