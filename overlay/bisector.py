@@ -260,7 +260,7 @@ def main(argv: list[str]) -> int:
     print(f"first bad {describe_decision(record)}")
     print(f"  {result['lo'].describe()} (passes)\n  {result['hi'].describe()} (fails); its output ends:")
     print(_tail(result["hi"].proc.stderr or result["hi"].proc.stdout))
-    print(f"reproduce: {KINDS[kind][1]}={result['limit']} {' '.join(args.command)}")
+    print(f"reproduce: {KINDS[kind][1]}={result['limit']} {shlex.join(args.command)}")
     return 0
 
 

@@ -13,8 +13,12 @@ answer exits 1 instead of printing a time.
 ``--errors N`` prints instead where a step's error lies: the N outputs and gradients farthest from
 eager, each against eager and against the same step in float64 (same weights and inputs), with
 its scale.  A compiled step far from eager but as close to float64 as eager is rounds differently;
-one far from both is wrong, or sums badly.  ``--dtype float64`` compiles the model in float64,
-where rounding all but vanishes: a step that is wrong in its logic stays wrong there.
+one far from both is wrong, or sums badly.  The column ``eager nudged`` is how far eager's own
+leaf moves when every leaf module's output is nudged by its dtype's rounding (half an ulp, at
+random; the largest of 4 draws): an error of that size is rounding the leaf amplifies (a ReLU-like
+kink crossed, a sum that cancels); one far above it is not.
+``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
+wrong in its logic stays wrong there.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
-from inductor_ablate.bench.cell import TOLERANCE, _float64_step, _rel_error, _step, _Timer, build_model
+from inductor_ablate.bench.cell import TOLERANCE, _float64_step, _rel_error, _step, _Timer, build_model, nudged_step
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import load_suite
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
@@ -40,15 +44,18 @@ def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> No
     if mode == "training":
         names += [name for name, p in model.named_parameters() if p.grad is not None]
         names += [f"input {i}" for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.grad is not None]
+    expected = [t.clone() for t in torch.utils._pytree.tree_leaves(expected)]  # the nudged step reuses .grad
+    draws = [nudged_step(model, inputs, loss_fn, mode, seed) for seed in range(4)]
     leaves = [torch.utils._pytree.tree_leaves(x) for x in (actual, expected, reference)]
     if len(names) != len(leaves[1]):  # an output of several tensors: number the leaves instead
         names = [f"leaf {i}" for i in range(len(leaves[1]))]
     rows = []
-    for name, a, e, r in zip(names, *leaves):
-        rows.append((_rel_error(a, e), name, _rel_error(e, r), _rel_error(a, r), e.detach().abs().max().item()))
-    print(f"{'output or gradient':<44} {'vs eager':>9} {'eager vs f64':>12} {'vs f64':>9} {'max |eager|':>11}")
-    for vs_eager, name, eager_vs_64, vs_64, scale in sorted(rows, key=lambda row: -row[0])[:top]:
-        print(f"{name:<44} {vs_eager:>9.2e} {eager_vs_64:>12.2e} {vs_64:>9.2e} {scale:>11.2e}")
+    for i, (name, a, e, r) in enumerate(zip(names, *leaves)):
+        moved = max(_rel_error(draw[i], e) for draw in draws)
+        rows.append((_rel_error(a, e), name, _rel_error(e, r), _rel_error(a, r), moved, e.detach().abs().max().item()))
+    print(f"{'output or gradient':<44} {'vs eager':>9} {'eager vs f64':>12} {'vs f64':>9} {'eager nudged':>12} {'max |eager|':>11}")
+    for vs_eager, name, eager_vs_64, vs_64, moved, scale in sorted(rows, key=lambda row: -row[0])[:top]:
+        print(f"{name:<44} {vs_eager:>9.2e} {eager_vs_64:>12.2e} {vs_64:>9.2e} {moved:>12.2e} {scale:>11.2e}")
 
 
 def main() -> int:

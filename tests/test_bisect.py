@@ -115,7 +115,8 @@ def test_limit_zero_is_the_full_switch_and_unset_is_stock(tmp_path):
 
 
 def test_bisect_finds_the_planted_fusion_in_log2_runs(tmp_path):
-    script = _script(tmp_path)
+    (tmp_path / "a dir").mkdir()
+    script = _script(tmp_path / "a dir")
     proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bisect", "--fuse", "--", sys.executable, script],
                           env=clean_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -128,6 +129,9 @@ def test_bisect_finds_the_planted_fusion_in_log2_runs(tmp_path):
     limit = int(re.search(r"INDUCTOR_FUSE_LIMIT=(\d+)", proc.stdout).group(1))
     assert _run(script, INDUCTOR_FUSE_LIMIT=str(limit)).returncode == 1
     assert _run(script, INDUCTOR_FUSE_LIMIT=str(limit - 1)).returncode == 0
+    # the reproduce line, pasted into a shell, runs the failing command (its path has a space)
+    line = re.search(r"^reproduce: (.*)$", proc.stdout, re.M).group(1)
+    assert subprocess.run(["bash", "-c", line], env=clean_env(), capture_output=True, timeout=600).returncode == 1, line
 
 
 def test_bisect_refuses_a_command_that_passes_and_bad_limits(tmp_path):

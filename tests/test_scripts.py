@@ -115,16 +115,70 @@ def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece
 
 def test_model_latency_errors_names_the_gradients_farthest_from_eager():
     """``--errors N``: the N leaves of a training step farthest from eager, worst first, each against
-    eager and float64; the exit code says whether the step is within the tolerance."""
+    eager and float64, and how far eager's own leaf moves under rounding-sized nudges; the exit code
+    says whether the step is within the tolerance."""
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "mlp_gelu",
                            "--device", "cpu", "--mode", "training", "--errors", "3"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert lines[0].split()[:3] == ["output", "or", "gradient"] and len(lines) == 5, proc.stdout
-    rows = [line.split() for line in lines[1:4]]
+    assert lines[0].split()[:3] == ["output", "or", "gradient"] and "eager nudged" in lines[0] and len(lines) == 5, proc.stdout
+    rows = [(" ".join(line.split()[:-5]), [float(x) for x in line.split()[-5:]]) for line in lines[1:4]]
     assert all(name in ("output", "ln.weight", "ln.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "input 0")
-               for name, *_ in rows), rows
-    errors = [float(r[1]) for r in rows]
+               for name, _ in rows), rows
+    errors = [numbers[0] for _, numbers in rows]
     assert errors == sorted(errors, reverse=True) and all(0 <= e <= 2e-3 for e in errors)
+    # a float32 nudge of half an ulp per module output moves a leaf, but by far less than the tolerance
+    assert all(0 < numbers[3] < 1e-4 for _, numbers in rows), rows
     assert lines[4].startswith(f"max relative error against eager {errors[0]:.3g} ")
+
+
+KINK_SUITE = '''
+import torch, torch.nn as nn
+
+def suite():
+    def build(device, dtype, mode):
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+        with torch.no_grad():
+            model[0].weight.copy_(torch.eye(4)); model[0].bias.zero_()
+            model[2].weight.fill_(1.0); model[2].bias.zero_()
+        x = torch.tensor([[1e-7, 1.0, -1.0, 2.0]])  # the ReLU's first input sits 1e-7 above its kink
+        return model.to(device=device, dtype=dtype), (x.to(device=device, dtype=dtype),), lambda out: out.float().pow(2).mean()
+    return {"one_near_kink": build}
+'''
+
+
+def test_kinks_finds_the_input_nearest_a_kink_and_what_flipping_it_moves(tmp_path):
+    """``kinks.py``: the ReLU input 1e-7 above 0 is the nearest; mirrored across 0 (``--flip 1``), it
+    stops passing its gradient, so the first layer's weight gradient loses a whole element's share."""
+    (tmp_path / "kink_suite.py").write_text(KINK_SUITE)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kinks.py"), "one_near_kink",
+                           "--suite", "kink_suite:suite", "--top", "2", "--draws", "2", "--flip", "1"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    nearest = lines[lines.index(next(l for l in lines if l.startswith("module"))) + 1].split()
+    assert nearest[:3] == ["1", "ReLU", "0"] and abs(float(nearest[3]) - 1e-7) < 1e-9, proc.stdout
+    assert "--flip: 1 input element 0, 1.000e-07 -> -1.000e-07" in proc.stdout, proc.stdout
+    start = lines.index(next(l for l in lines if l.startswith("--flip"))) + 1
+    moved = dict(l.strip().rsplit(None, 1) for l in lines[start:start + 5])
+    # row 0 of the first layer's gradients, and the input's, go to 0; the second layer's barely moves
+    assert all(float(moved[leaf]) > 0.1 for leaf in ("0.weight", "0.bias", "input 0")), proc.stdout
+    assert float(moved["2.weight"]) < 1e-6, proc.stdout
+    draws = [l for l in lines if l[:2] in ("0 ", "1 ") and l.split()[-1] == "none"]
+    assert len(draws) == 2, proc.stdout  # a half-ulp nudge of 1e-7 does not reach the kink
+
+
+@pytest.mark.parametrize("args, piece", [
+    (["one_near_kink", "--flip", "0"], "--flip 0: expected 1 to --top (5)"),
+    (["one_near_kink", "--top", "0"], "--top 0: expected 1 or more"),
+    (["nosuch"], "unknown model 'nosuch'; suite 'kink_suite:suite' has one_near_kink"),
+])
+def test_kinks_bad_options_are_one_line(tmp_path, args, piece):
+    (tmp_path / "kink_suite.py").write_text(KINK_SUITE)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kinks.py"), *args, "--suite", "kink_suite:suite"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)

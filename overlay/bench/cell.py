@@ -213,6 +213,25 @@ def _no_dropout_modules(model) -> None:
             module.p = 0.0
 
 
+def nudged_step(model, inputs, loss_fn, mode, seed: int):
+    """Eager's step with every leaf module's floating output times (1 + u * N(0, 1)), u half its
+    dtype's epsilon: how much the step's leaves move under rounding of that size."""
+    gen = torch.Generator().manual_seed(seed)  # on the CPU: a model may have no parameters to place it by
+
+    def nudge(module, args, out):
+        if isinstance(out, torch.Tensor) and out.is_floating_point():
+            noise = torch.randn(out.shape, generator=gen, dtype=torch.float32).to(out.device)
+            return out * (1 + torch.finfo(out.dtype).eps / 2 * noise).to(out.dtype)
+        return out
+
+    hooks = [m.register_forward_hook(nudge) for m in model.modules() if not any(True for _ in m.children())]
+    try:
+        return [t.clone() for t in _step(model, inputs, loss_fn, mode)]
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
 def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
     """(model, inputs, loss_fn) of a suite's model, in train mode for training, where floating
     inputs need gradients too (so parameter-free models train as well)."""
