@@ -220,8 +220,8 @@ def nudged_step(model, inputs, loss_fn, mode, seed: int):
 
     def nudge(module, args, out):
         if isinstance(out, torch.Tensor) and out.is_floating_point():
-            noise = torch.randn(out.shape, generator=gen, dtype=torch.float32).to(out.device)
-            return out * (1 + torch.finfo(out.dtype).eps / 2 * noise).to(out.dtype)
+            noise = torch.randn(out.shape, generator=gen, dtype=torch.float64).to(out.device)
+            return out * (1 + torch.finfo(out.dtype).eps / 2 * noise).to(out.dtype)  # in float64: float64's own ulp too
         return out
 
     hooks = [m.register_forward_hook(nudge) for m in model.modules() if not any(True for _ in m.children())]
