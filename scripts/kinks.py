@@ -52,6 +52,13 @@ def activation_inputs(model, inputs, loss_fn, mode, seed=None) -> dict[str, list
     return seen, [t.clone() for t in step]
 
 
+def _off_kink_distance(x: torch.Tensor, kink: float) -> torch.Tensor:
+    """|x - kink| in float32, with inputs exactly on the kink set to inf: mirroring one of those
+    changes nothing."""
+    d = (x.detach().float() - kink).abs()
+    return torch.where(d == 0, torch.full_like(d, float("inf")), d)
+
+
 def print_flip(model, inputs, loss_fn, mode, module, name, kink, call, base_step, names) -> None:
     """The step with one activation input, the nearest to ``kink`` in call ``call`` of ``module``,
     mirrored across the kink: the leaves that move most."""
@@ -63,7 +70,7 @@ def print_flip(model, inputs, loss_fn, mode, module, name, kink, call, base_step
             return None
         x = args[0]
         flat = x.detach().reshape(-1)
-        i = int((flat.float() - kink).abs().argmin())
+        i = int(_off_kink_distance(flat, kink).argmin())
         shift = torch.zeros_like(flat)
         shift[i] = 2 * (kink - flat[i])  # a constant: the element's derivative stays 1
         mirrored = x + shift.view(x.shape)
@@ -112,13 +119,18 @@ def main() -> int:
     if not base:
         print(f"{args.model}: no ReLU-like activation module (functional activations are not seen)")
         return 0
-    near = []
+    near, exact = [], 0
     for name, calls in base.items():
         for call, x in enumerate(calls):
             for kink in kinks_of(modules[name]):
-                distance = float((x.float() - kink).abs().min())
-                near.append((distance / max(float(x.float().abs().max()), 1e-30), distance, name, kink, call))
+                d = _off_kink_distance(x, kink)
+                if bool(torch.isfinite(d).any()):
+                    distance = float(d.min())
+                    near.append((distance / max(float(x.float().abs().max()), 1e-30), distance, name, kink, call))
+                exact += int((x == kink).sum())
     print(f"activation inputs nearest a kink (eager, {args.dtype}, {args.mode}):")
+    if exact:
+        print(f"({exact} inputs sit exactly on a kink; mirroring one changes nothing, so they are left out below)")
     print(f"{'module':<40} {'type':<12} {'kink':>5} {'|x - kink|':>11} {'relative':>9}")
     for relative, distance, name, kink, call in sorted(near)[:args.top]:
         label = name + (f" (call {call + 1})" if len(base[name]) > 1 else "")
