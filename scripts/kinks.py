@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 
 import inductor_ablate  # noqa: F401 (the same process a compiled run would be)
-from inductor_ablate.bench.cell import _rel_error, _step, build_model, nudged_step
+from inductor_ablate.bench.cell import _rel_error, _step, build_model, nudged_step, step_leaf_names
 from inductor_ablate.bench.models import load_suite
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 
@@ -39,8 +39,9 @@ def kinks_of(module: nn.Module) -> tuple[float, ...]:
     return ()
 
 
-def activation_inputs(model, inputs, loss_fn, mode, seed=None) -> dict[str, list[torch.Tensor]]:
-    """Each kinked module's inputs over one eager step (nudged with ``seed``, unless None)."""
+def activation_inputs(model, inputs, loss_fn, mode, seed=None) -> tuple[dict[str, list[torch.Tensor]], list[torch.Tensor]]:
+    """Each kinked module's inputs over one eager step (nudged with ``seed``, unless None), and the
+    step's leaves."""
     seen: dict[str, list[torch.Tensor]] = {}
     hooks = [m.register_forward_pre_hook(lambda m, args, name=name: seen.setdefault(name, []).append(args[0].detach().clone()))
              for name, m in model.named_modules() if kinks_of(m)]
@@ -83,8 +84,7 @@ def print_flip(model, inputs, loss_fn, mode, module, name, kink, call, base_step
         step = [t.clone() for t in _step(model, inputs, loss_fn, mode)]
     finally:
         hook.remove()
-    moved = sorted(((_rel_error(a, b), names[i] if i < len(names) else f"leaf {i}")
-                    for i, (a, b) in enumerate(zip(step, base_step))), reverse=True)
+    moved = sorted(((_rel_error(a, b), leaf) for leaf, a, b in zip(names, step, base_step)), reverse=True)
     for error, leaf in moved[:5]:
         print(f"  {leaf:<40} {error:>9.2e}")
 
@@ -136,10 +136,7 @@ def main() -> int:
         label = name + (f" (call {call + 1})" if len(base[name]) > 1 else "")
         print(f"{label:<40} {type(modules[name]).__name__:<12} {kink:>5g} {distance:>11.2e} {relative:>9.2e}")
 
-    names = ["output"]
-    if args.mode == "training":
-        names += [n for n, prm in model.named_parameters() if prm.grad is not None]
-        names += [f"input {i}" for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.grad is not None]
+    names = step_leaf_names(model, inputs, args.mode, len(base_step))
     if args.flip:
         _, _, name, kink, call = sorted(near)[args.flip - 1]
         print_flip(model, inputs, loss_fn, args.mode, modules[name], name, kink, call, base_step, names)
@@ -152,8 +149,7 @@ def main() -> int:
                     n = int(((x0 > kink) != (x1 > kink)).sum())
                     if n:
                         crossed.append(f"{name} at {kink:g} ({n} element{'s' * (n > 1)})")
-        moved = [(_rel_error(a, b), names[i] if i < len(names) else f"leaf {i}") for i, (a, b) in enumerate(zip(step, base_step))]
-        worst, leaf = max(moved)
+        worst, leaf = max((_rel_error(a, b), leaf) for leaf, a, b in zip(names, step, base_step))
         if seed == 0:
             print(f"\nevery leaf module's output nudged by half an ulp, {args.draws} draws:")
             print(f"{'draw':<5} {'leaf moved most':<40} {'by':>9}  kinks crossed")

@@ -30,7 +30,8 @@ import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
-from inductor_ablate.bench.cell import TOLERANCE, _float64_step, _rel_error, _step, _Timer, build_model, nudged_step
+from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, build_model, nudged_step,
+                                        step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import load_suite
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
@@ -40,15 +41,10 @@ from inductor_ablate.kernel_census import recording, summarize
 def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
     """The ``top`` leaves of the step (output; in training each gradient) farthest from eager."""
     reference = _float64_step(model, inputs, loss_fn, mode)
-    names = ["output"]
-    if mode == "training":
-        names += [name for name, p in model.named_parameters() if p.grad is not None]
-        names += [f"input {i}" for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.grad is not None]
     expected = [t.clone() for t in torch.utils._pytree.tree_leaves(expected)]  # the nudged step reuses .grad
+    names = step_leaf_names(model, inputs, mode, len(expected))
     draws = [nudged_step(model, inputs, loss_fn, mode, seed) for seed in range(4)]
     leaves = [torch.utils._pytree.tree_leaves(x) for x in (actual, expected, reference)]
-    if len(names) != len(leaves[1]):  # an output of several tensors: number the leaves instead
-        names = [f"leaf {i}" for i in range(len(leaves[1]))]
     rows = []
     for i, (name, a, e, r) in enumerate(zip(names, *leaves)):
         moved = max(_rel_error(draw[i], e) for draw in draws)

@@ -213,6 +213,16 @@ def _no_dropout_modules(model) -> None:
             module.p = 0.0
 
 
+def step_leaf_names(model, inputs, mode: str, count: int) -> list[str]:
+    """Names for the ``count`` leaves ``_step`` returned, in its order: the output, then (training)
+    each parameter's gradient and each input's; numbered leaves when the output is several tensors."""
+    names = ["output"]
+    if mode == "training":
+        names += [name for name, p in model.named_parameters() if p.grad is not None]
+        names += [f"input {i}" for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.grad is not None]
+    return names if len(names) == count else [f"leaf {i}" for i in range(count)]
+
+
 def nudged_step(model, inputs, loss_fn, mode, seed: int):
     """Eager's step with every leaf module's floating output times (1 + u * N(0, 1)), u half its
     dtype's epsilon: how much the step's leaves move under rounding of that size."""
