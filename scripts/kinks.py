@@ -10,7 +10,8 @@ the gradients it feeds then differ by that element's whole share, not by roundin
 eager only. It lists the ``--top`` activation inputs nearest a kink (the distance, and the distance
 over the tensor's largest value), then nudges every leaf module's output by half an ulp of its
 dtype ``--draws`` times (as ``model_latency.py --errors`` does) and prints, per draw, the kinks
-crossed and the leaf of the step that moved most. ``--flip K`` mirrors the K-th nearest input (1:
+crossed (an input that changed side, or moved onto or off a kink) and the leaf of the step that
+moved most. ``--flip K`` mirrors the K-th nearest input (1:
 the nearest) across its kink and prints the leaves that move most: the error a computation that
 rounds it to the other side would show. Activations called as functions (``F.relu``) are not
 modules, so they are not seen.
@@ -146,7 +147,8 @@ def main() -> int:
         for name, calls in base.items():
             for x0, x1 in zip(calls, seen[name]):
                 for kink in kinks_of(modules[name]):
-                    n = int(((x0 > kink) != (x1 > kink)).sum())
+                    n = int((torch.sign(x0 - kink) != torch.sign(x1 - kink)).sum())  # onto or off the kink too:
+                    # ops differ on which side owns it (Hardswish's derivative is 0 below -3, -0.5 at -3)
                     if n:
                         crossed.append(f"{name} at {kink:g} ({n} element{'s' * (n > 1)})")
         worst, leaf = max((_rel_error(a, b), leaf) for leaf, a, b in zip(names, step, base_step))
