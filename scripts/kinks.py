@@ -11,9 +11,8 @@ eager only. It lists the ``--top`` activation inputs nearest a kink (the distanc
 over the tensor's largest value), then nudges every leaf module's output by half an ulp of its
 dtype ``--draws`` times (as ``model_latency.py --errors`` does) and prints, per draw, the kinks
 crossed (an input that changed side, or moved onto or off a kink) and the leaf of the step that
-moved most. ``--flip K`` mirrors the K-th nearest input (1:
-the nearest) across its kink and prints the leaves that move most: the error a computation that
-rounds it to the other side would show. Activations called as functions (``F.relu``) are not
+moved most. ``--flip K`` mirrors the K-th nearest input (1: the nearest) across its kink and prints
+the leaves that move most: the error a computation that rounds it to the other side would show. Activations called as functions (``F.relu``) are not
 modules, so they are not seen.
 """
 from __future__ import annotations
@@ -25,7 +24,7 @@ import torch.nn as nn
 
 import inductor_ablate  # noqa: F401 (the same process a compiled run would be)
 from inductor_ablate.bench.cell import _rel_error, _step, build_model, nudged_step, step_leaf_names
-from inductor_ablate.bench.models import load_suite
+from inductor_ablate.bench.models import require_model
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 
 
@@ -46,12 +45,12 @@ def activation_inputs(model, inputs, loss_fn, mode, seed=None) -> tuple[dict[str
     seen: dict[str, list[torch.Tensor]] = {}
     hooks = [m.register_forward_pre_hook(lambda m, args, name=name: seen.setdefault(name, []).append(args[0].detach().clone()))
              for name, m in model.named_modules() if kinks_of(m)]
-    try:
-        step = _step(model, inputs, loss_fn, mode) if seed is None else nudged_step(model, inputs, loss_fn, mode, seed)
+    try:  # both give leaves of their own (nudged_step clones; _step's are cloned here)
+        step = [t.clone() for t in _step(model, inputs, loss_fn, mode)] if seed is None else nudged_step(model, inputs, loss_fn, mode, seed)
     finally:
         for hook in hooks:
             hook.remove()
-    return seen, [t.clone() for t in step]
+    return seen, step
 
 
 def _off_kink_distance(x: torch.Tensor, kink: float) -> torch.Tensor:
@@ -108,9 +107,7 @@ def main() -> int:
     if args.flip is not None and not 1 <= args.flip <= args.top:
         p.error(f"--flip {args.flip}: expected 1 to --top ({args.top})")
     try:
-        suite = load_suite(args.suite)
-        if args.model not in suite:
-            raise UsageError(f"unknown model {args.model!r}; suite {args.suite!r} has {', '.join(suite)}")
+        require_model(args.suite, args.model)
     except UsageError as exc:
         exit_with(exc)
 

@@ -33,7 +33,7 @@ import torch._inductor.config as inductor_config
 from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, build_model, nudged_step,
                                         step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
-from inductor_ablate.bench.models import load_suite
+from inductor_ablate.bench.models import require_model
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import recording, summarize
 
@@ -73,9 +73,7 @@ def main() -> int:
     if args.errors is not None and args.errors < 1:
         p.error(f"--errors {args.errors}: expected 1 or more")
     try:  # a bad model, suite or config name: one line, before any compile
-        suite = load_suite(args.suite)
-        if args.model not in suite:
-            raise UsageError(f"unknown model {args.model!r}; suite {args.suite!r} has {', '.join(suite)}")
+        require_model(args.suite, args.model)
         by_name(args.config)
     except UsageError as exc:
         exit_with(exc)

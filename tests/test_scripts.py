@@ -148,14 +148,18 @@ def suite():
 '''
 
 
+def kinks(tmp_path, *args):
+    """scripts/kinks.py on KINK_SUITE's model, the suite importable from ``tmp_path``."""
+    (tmp_path / "kink_suite.py").write_text(KINK_SUITE)
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kinks.py"), *args, "--suite", "kink_suite:suite"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+
+
 def test_kinks_finds_the_input_nearest_a_kink_and_what_flipping_it_moves(tmp_path):
     """``kinks.py``: the ReLU input 1e-7 above 0 is the nearest; mirrored across 0 (``--flip 1``), it
     stops passing its gradient, so the first layer's weight gradient loses a whole element's share."""
-    (tmp_path / "kink_suite.py").write_text(KINK_SUITE)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kinks.py"), "one_near_kink",
-                           "--suite", "kink_suite:suite", "--top", "2", "--draws", "2", "--flip", "1"],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    proc = kinks(tmp_path, "one_near_kink", "--top", "2", "--draws", "2", "--flip", "1")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     nearest = lines[lines.index(next(l for l in lines if l.startswith("module"))) + 1].split()
@@ -176,9 +180,6 @@ def test_kinks_finds_the_input_nearest_a_kink_and_what_flipping_it_moves(tmp_pat
     (["nosuch"], "unknown model 'nosuch'; suite 'kink_suite:suite' has one_near_kink"),
 ])
 def test_kinks_bad_options_are_one_line(tmp_path, args, piece):
-    (tmp_path / "kink_suite.py").write_text(KINK_SUITE)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kinks.py"), *args, "--suite", "kink_suite:suite"],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    proc = kinks(tmp_path, *args)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)

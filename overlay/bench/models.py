@@ -278,6 +278,14 @@ def list_models() -> str:
     return "\n".join(lines)
 
 
+def require_model(suite: str, model: str) -> None:
+    """A script's one-model check, before anything compiles: UsageError for an unknown suite or a
+    model the suite does not have."""
+    names = load_suite(suite)
+    if model not in names:
+        raise UsageError(f"unknown model {model!r}; suite {suite!r} has {', '.join(names)}")
+
+
 def load_suite(name: str) -> dict:
     """A suite by name (``real``: the three real suites together), or ``package.module:function``
     returning {name: builder}."""
