@@ -167,3 +167,33 @@ def assert_one_op_per_kernel(result: Census, *, allow: tuple[str, ...] = ()) -> 
         raise AssertionError("census recorded no kernels: did the function compile?")
     if bad:
         raise AssertionError("kernels holding more than one op:\n" + "\n".join("  " + k.describe() for k in bad))
+
+
+@contextlib.contextmanager
+def counting_bytes():
+    """Yields a dict that receives, when the block ends, Inductor's own estimate of the bytes its
+    scheduler nodes read and write, summed over the compiles inside the block: ``kernels`` (the
+    kernels it generated; a buffer a fused kernel keeps inside itself is not counted) and
+    ``externs`` (library calls: convolutions, matmuls, fallbacks).  This is the count behind
+    ``metrics.num_bytes_accessed`` (``GraphLowering.count_bytes``), which Inductor makes only while
+    its ``inductor_metrics`` log is enabled; the log is enabled at INFO here with no handler, so
+    nothing is printed.  Wrap a ``recording()`` block in it, so that caches are off."""
+    from torch._inductor import compile_fx, metrics
+    from torch._inductor.scheduler import ExternKernelSchedulerNode
+
+    log = getattr(compile_fx, "inductor_metrics_log", None)
+    if log is None or not hasattr(metrics, "nodes_num_elem"):
+        raise RuntimeError("this torch's Inductor has no inductor_metrics log or metrics.nodes_num_elem: "
+                           "its byte count cannot be read")
+    out: dict[str, int] = {}
+    level, start = log.level, len(metrics.nodes_num_elem)
+    log.setLevel("INFO")
+    try:
+        yield out
+    finally:
+        log.setLevel(level)
+        nodes = [node for node, _ in metrics.nodes_num_elem[start:]]
+        out["kernels"] = sum(n.get_read_write_buffers_sizes() for n in nodes
+                             if not isinstance(n, ExternKernelSchedulerNode))
+        out["externs"] = sum(n.get_read_write_buffers_sizes() for n in nodes
+                             if isinstance(n, ExternKernelSchedulerNode))

@@ -1,10 +1,12 @@
 """A metric command for ``bisect --rank``: compile one bench model and print one number last.
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
-                                          [--mode inference] [--config all] [--kernels | --errors N]
+                                          [--mode inference] [--config all] [--kernels | --bytes | --errors N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
-number of kernels Inductor generated (a deterministic metric).  The model compiles under a bench
+number of kernels Inductor generated, or with ``--bytes`` the bytes its generated kernels read and
+write as Inductor itself estimates them (``kernel_census.counting_bytes``; also printed: the
+extern calls' bytes). Both are deterministic metrics.  The model compiles under a bench
 config's Inductor settings (default ``all``: on CUDA, max-autotune's matmul templates and CUDA
 graphs, as the paper's row), and under whatever INDUCTOR_* switches the environment sets, so
 ``bisect --rank`` can veto one fusion per run.  The output is checked against eager first: a wrong
@@ -35,7 +37,7 @@ from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _s
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
-from inductor_ablate.kernel_census import recording, summarize
+from inductor_ablate.kernel_census import counting_bytes, recording, summarize
 
 
 def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
@@ -65,6 +67,8 @@ def main() -> int:
     p.add_argument("--config", default="all", help="a bench config's Inductor settings (default all)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--kernels", action="store_true", help="print the kernel count instead of a time")
+    what.add_argument("--bytes", action="store_true",
+                      help="print Inductor's estimate of the bytes its generated kernels read and write")
     what.add_argument("--errors", type=int, metavar="N", help="print the N outputs and gradients farthest from eager")
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
@@ -82,7 +86,7 @@ def main() -> int:
     expected = _step(model, inputs, loss_fn, args.mode)
     with inductor_config.patch({**all_inductor(args.device, args.mode), **by_name(args.config).inductor}):
         compiled = torch.compile(model)
-        with recording(reset_dynamo=True) as sink:
+        with counting_bytes() as moved, recording(reset_dynamo=True) as sink:
             actual = _step(compiled, inputs, loss_fn, args.mode)
         err, tolerance = _rel_error(actual, expected), TOLERANCE.get(args.dtype, TOLERANCE["float32"])
         if args.errors:
@@ -94,6 +98,10 @@ def main() -> int:
             return 1
         if args.kernels:
             print("kernels", summarize(sink).num_kernels)
+            return 0
+        if args.bytes:
+            print(f"kernels {summarize(sink).num_kernels}, extern calls' bytes {moved['externs']}")
+            print("bytes", moved["kernels"])
             return 0
         timer = _Timer(args.device)
         run = lambda: _step(compiled, inputs, loss_fn, args.mode)  # noqa: E731

@@ -12,7 +12,7 @@ from torch.testing import FileCheck
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 import inductor_ablate
-from inductor_ablate.kernel_census import recording, summarize
+from inductor_ablate.kernel_census import counting_bytes, recording, summarize
 from inductor_ablate.programs import PROGRAMS
 
 inductor_ablate.install()
@@ -139,6 +139,25 @@ class OneKernelPerOpTests(TestCase):
         model(expected).float().pow(2).mean().backward()
         self.assertEqual(x.grad, expected.grad, atol=1e-4, rtol=1e-4)
 
+
+    def test_counting_bytes_is_one_read_and_one_write_fused_and_five_of_each_one_kernel_per_op(self):
+        """Inductor's byte estimate, as ``counting_bytes`` sums it: a chain of five pointwise ops
+        over n float32s is one kernel that reads n and writes n (8n bytes); with fusion and
+        inlining both off, each op reads and writes its own n (40n).  Either switch alone changes
+        nothing here: the inlined chain is one node, and the realized ops fuse back into one kernel
+        whose inner buffers are dropped."""
+        n = 4096
+
+        def chain(x):
+            return ((x * 2 + 1).relu() * 3).sin()
+
+        for switches, expected in (({}, 8 * n), ({"no_inline": True}, 8 * n), ({"no_fuse": True}, 8 * n),
+                                   ({"no_fuse": True, "no_inline": True}, 40 * n)):
+            with self.subTest(**switches):
+                with inductor_ablate.config.patch(**switches), counting_bytes() as moved, \
+                        recording(reset_dynamo=True):
+                    torch.compile(chain)(torch.randn(n))
+                self.assertEqual(moved, {"kernels": expected, "externs": 0})
 
 instantiate_parametrized_tests(OneKernelPerOpTests)
 
