@@ -103,6 +103,7 @@ def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tm
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "0"], "--errors 0: expected 1 or more"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "2", "--kernels"], "not allowed with"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--bytes", "--kernels"], "not allowed with"),
+    ("bytes_by_switch.py", ["nosuchmodel"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
@@ -134,23 +135,21 @@ def test_model_latency_errors_names_the_gradients_farthest_from_eager():
     assert lines[4].startswith(f"max relative error against eager {errors[0]:.3g} ")
 
 
-def test_model_latency_bytes_shows_what_inlining_saves_at_the_same_kernel_count():
-    """``--bytes``: norm_block's training step makes the same kernels with inlining off, but they
-    read and write more (each realized op's output goes through memory); the library calls' bytes
-    do not change."""
-    def run(**env):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "norm_block",
-                               "--device", "cpu", "--mode", "training", "--bytes"],
-                              capture_output=True, text=True, timeout=600, env={**os.environ, **env})
-        assert proc.returncode == 0, proc.stderr
-        first, last = proc.stdout.strip().splitlines()[-2:]
-        kernels, externs = first.split(",")
-        return int(kernels.split()[-1]), int(externs.split()[-1]), int(last.removeprefix("bytes "))
-
-    kernels, externs, moved = run()
-    kernels_no_inline, externs_no_inline, moved_no_inline = run(INDUCTOR_NO_INLINE="1")
-    assert (kernels_no_inline, externs_no_inline) == (kernels, externs)
-    assert moved_no_inline > 1.5 * moved > 0, (moved, moved_no_inline)
+def test_bytes_by_switch_shows_what_inlining_saves_at_the_same_kernel_count():
+    """``bytes_by_switch.py`` (``model_latency.py --bytes`` under each switch): norm_block's training
+    step makes the same kernels with inlining off, but they read and write more (each realized op's
+    output goes through memory); with both off, more than with either; library calls' bytes fixed."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bytes_by_switch.py"), "norm_block"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.strip("|").split("|") for line in proc.stdout.splitlines() if line.startswith("| norm_block")]
+    table = {cells[1].strip(): [cells[2].strip(), int(cells[3].replace(",", "")), float(cells[4]), cells[5].strip()]
+             for cells in rows}
+    assert list(table) == ["all", "no-inlining", "no-fusion", "no-fusion-no-inlining"], proc.stdout
+    assert table["all"][2] == 1.0 and table["no-inlining"][0] == table["all"][0], proc.stdout
+    assert len({externs for *_, externs in table.values()}) == 1, proc.stdout
+    assert table["no-inlining"][2] > 1.5 and table["no-fusion-no-inlining"][2] > max(table["no-inlining"][2],
+                                                                                     table["no-fusion"][2]), proc.stdout
 
 KINK_SUITE = '''
 import torch, torch.nn as nn
