@@ -192,8 +192,7 @@ def counting_bytes():
         yield out
     finally:
         log.setLevel(level)
-        nodes = [node for node, _ in metrics.nodes_num_elem[start:]]
-        out["kernels"] = sum(n.get_read_write_buffers_sizes() for n in nodes
-                             if not isinstance(n, ExternKernelSchedulerNode))
-        out["externs"] = sum(n.get_read_write_buffers_sizes() for n in nodes
-                             if isinstance(n, ExternKernelSchedulerNode))
+        out.update(kernels=0, externs=0)
+        for node, _ in metrics.nodes_num_elem[start:]:
+            out["externs" if isinstance(node, ExternKernelSchedulerNode) else "kernels"] += \
+                node.get_read_write_buffers_sizes()

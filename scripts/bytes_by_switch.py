@@ -4,7 +4,8 @@
                                       [--dtype float32] [--mode training]
 
 For each model, runs ``scripts/model_latency.py MODEL --bytes`` four times, each in its own process
-(the switches are read when Inductor is patched): with every switch off (``all``), with
+(the switches are read when Inductor is patched; the shell's own INDUCTOR_* variables are dropped,
+so each row has its switches alone): with every switch off (``all``), with
 ``INDUCTOR_NO_INLINE=1``, with ``INDUCTOR_NO_FUSE=1`` and with both.  Prints one markdown table:
 the kernels generated, the bytes those kernels read and write as Inductor estimates them (its
 ``count_bytes``: a buffer a fused kernel keeps inside itself is not counted), that figure over

@@ -139,7 +139,6 @@ class OneKernelPerOpTests(TestCase):
         model(expected).float().pow(2).mean().backward()
         self.assertEqual(x.grad, expected.grad, atol=1e-4, rtol=1e-4)
 
-
     def test_counting_bytes_is_one_read_and_one_write_fused_and_five_of_each_one_kernel_per_op(self):
         """Inductor's byte estimate, as ``counting_bytes`` sums it: a chain of five pointwise ops
         over n float32s is one kernel that reads n and writes n (8n bytes); with fusion and
@@ -158,6 +157,7 @@ class OneKernelPerOpTests(TestCase):
                         recording(reset_dynamo=True):
                     torch.compile(chain)(torch.randn(n))
                 self.assertEqual(moved, {"kernels": expected, "externs": 0})
+
 
 instantiate_parametrized_tests(OneKernelPerOpTests)
 

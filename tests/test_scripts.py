@@ -151,6 +151,7 @@ def test_bytes_by_switch_shows_what_inlining_saves_at_the_same_kernel_count():
     assert table["no-inlining"][2] > 1.5 and table["no-fusion-no-inlining"][2] > max(table["no-inlining"][2],
                                                                                      table["no-fusion"][2]), proc.stdout
 
+
 KINK_SUITE = '''
 import torch, torch.nn as nn
 
