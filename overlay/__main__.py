@@ -141,9 +141,19 @@ COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect")
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        return _main(argv)
+        code = _main(argv)
+        if argv[:1] != ["run"]:
+            sys.stdout.flush()  # a closed pipe shows here, inside the try, not in Python's exit
+        return code
     except UsageError as exc:
         exit_with(exc)
+    except BrokenPipeError:
+        if argv[:1] == ["run"]:  # the script's own pipe: as plain `python script.py` would show it
+            raise
+        # `... status | head`: the reader has gone, which is not an error of ours (Python's signal docs
+        # give this recipe): stdout to devnull so the exit's flush stays quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _main(argv) -> int:

@@ -31,6 +31,19 @@ def test_status_lists_every_patch_applied():
     assert "fusion kinds blocked: vertical;" in proc.stdout
 
 
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`status | head -1`: the pipe closes before the report is flushed; the reader left, nothing failed."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "status"], env=clean_env(),
+                          stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=600)
+    os.close(write_end)
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+
+
 def test_list_shows_switches_and_kinds():
     proc = cli("list")
     assert proc.returncode == 0, proc.stderr
