@@ -140,15 +140,16 @@ COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect")
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    our_stdout = argv[:1] != ["run"]  # under `run` it is the script's: as plain `python script.py` shows it
     try:
         code = _main(argv)
-        if argv[:1] != ["run"]:
+        if our_stdout:
             sys.stdout.flush()  # a closed pipe shows here, inside the try, not in Python's exit
         return code
     except UsageError as exc:
         exit_with(exc)
     except BrokenPipeError:
-        if argv[:1] == ["run"]:  # the script's own pipe: as plain `python script.py` would show it
+        if not our_stdout:
             raise
         # `... status | head`: the reader has gone, which is not an error of ours (Python's signal docs
         # give this recipe): stdout to devnull so the exit's flush stays quiet
