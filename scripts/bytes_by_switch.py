@@ -3,10 +3,9 @@
     python scripts/bytes_by_switch.py MODEL [MODEL ...] [--suite embedded] [--device cpu]
                                       [--dtype float32] [--mode training]
 
-For each model, runs ``scripts/model_latency.py MODEL --bytes`` four times, each in its own process
-(the switches are read when Inductor is patched; the shell's own INDUCTOR_* variables are dropped,
-so each row has its switches alone): with every switch off (``all``), with
-``INDUCTOR_NO_INLINE=1``, with ``INDUCTOR_NO_FUSE=1`` and with both.  Prints one markdown table:
+For each model, runs ``scripts/model_latency.py MODEL --bytes --config ROW`` for four bench rows,
+each in its own process (the shell's own INDUCTOR_* variables are dropped, so each row has its
+switches alone): ``all`` (every switch off), ``no-inlining``, ``no-fusion`` and both.  Prints one markdown table:
 the kernels generated, the bytes those kernels read and write as Inductor estimates them (its
 ``count_bytes``: a buffer a fused kernel keeps inside itself is not counted), that figure over
 ``all``'s, and the bytes of the library calls (convolutions, matmuls), which no switch changes.
@@ -27,20 +26,19 @@ import sys
 from inductor_ablate.bench.models import require_model
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 
-#: Name, and the environment each row adds.
-SWITCHES = (("all", {}), ("no-inlining", {"INDUCTOR_NO_INLINE": "1"}), ("no-fusion", {"INDUCTOR_NO_FUSE": "1"}),
-            ("no-fusion-no-inlining", {"INDUCTOR_NO_FUSE": "1", "INDUCTOR_NO_INLINE": "1"}))
+#: The bench rows, each a config of model_latency.py (bench/configs.py says what each sets).
+ROWS = ("all", "no-inlining", "no-fusion", "no-fusion-no-inlining")
 LATENCY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_latency.py")
 
 
-def measure(model: str, suite: str, device: str, dtype: str, mode: str, env: dict) -> tuple[int, int, int]:
+def measure(model: str, suite: str, device: str, dtype: str, mode: str, row: str) -> tuple[int, int, int]:
     """(kernels, kernel bytes, extern calls' bytes) of one compile, from model_latency.py --bytes."""
     proc = subprocess.run([sys.executable, LATENCY, model, "--suite", suite, "--device", device, "--dtype", dtype,
-                           "--mode", mode, "--bytes"], capture_output=True, text=True,
-                          env={**{k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_")}, **env})
+                           "--mode", mode, "--config", row, "--bytes"], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_")})
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SystemExit(f"{model} with {env or 'no switch'}: model_latency.py exited {proc.returncode}: {last}")
+        raise SystemExit(f"{model}, {row}: model_latency.py exited {proc.returncode}: {last}")
     counts, moved = proc.stdout.strip().splitlines()[-2:]
     kernels, externs = counts.split(",")
     return int(kernels.split()[-1]), int(moved.removeprefix("bytes ")), int(externs.split()[-1])
@@ -65,8 +63,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for model in args.models:
         base = None
-        for name, env in SWITCHES:
-            kernels, moved, externs = measure(model, args.suite, args.device, args.dtype, args.mode, env)
+        for name in ROWS:
+            kernels, moved, externs = measure(model, args.suite, args.device, args.dtype, args.mode, name)
             base = moved if base is None else base
             ratio = f"{moved / base:.2f}" if base else "-"
             print(f"| {model} | {name} | {kernels} | {moved:,} | {ratio} | {externs:,} |", flush=True)

@@ -7,9 +7,10 @@ Prints the compiled model's median milliseconds per call (``ms 1.234``), or with
 number of kernels Inductor generated, or with ``--bytes`` the bytes its generated kernels read and
 write as Inductor itself estimates them (``kernel_census.counting_bytes``; also printed: the
 extern calls' bytes). Both are deterministic metrics.  The model compiles under a bench
-config's Inductor settings (default ``all``: on CUDA, max-autotune's matmul templates and CUDA
-graphs, as the paper's row), and under whatever INDUCTOR_* switches the environment sets, so
-``bisect --rank`` can veto one fusion per run.  The output is checked against eager first: a wrong
+config, as the bench's cell does: its Inductor settings (default ``all``: on CUDA, max-autotune's
+matmul templates and CUDA graphs, as the paper's row) and its switches (``--config no-fusion``:
+INDUCTOR_NO_FUSE=1), on top of whatever INDUCTOR_* switches the environment sets, so ``bisect
+--rank`` can veto one fusion per run.  The output is checked against eager first: a wrong
 answer exits 1 instead of printing a time.
 
 ``--errors N`` prints instead where a step's error lies: the N outputs and gradients farthest from
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 
@@ -65,7 +67,7 @@ def main() -> int:
     p.add_argument("--dtype", default="float32", choices=sorted(TOLERANCE) + ["float64"],
                    help="float64 is held to float32's tolerance")
     p.add_argument("--mode", default="inference", choices=("inference", "training"))
-    p.add_argument("--config", default="all", help="a bench config's Inductor settings (default all)")
+    p.add_argument("--config", default="all", help="a bench config: its Inductor settings and switches (default all)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--kernels", action="store_true", help="print the kernel count instead of a time")
     what.add_argument("--bytes", action="store_true",
@@ -83,9 +85,12 @@ def main() -> int:
     except UsageError as exc:
         exit_with(exc)
 
+    config = by_name(args.config)
+    inductor_ablate.config.update(**config.switches)  # as the cell does; the environment's switches stay
+    os.environ.update(inductor_ablate.config.environ())  # compile workers inherit
     model, inputs, loss_fn = build_model(args.suite, args.model, args.device, args.dtype, args.mode)
     expected = _step(model, inputs, loss_fn, args.mode)
-    with inductor_config.patch({**all_inductor(args.device, args.mode), **by_name(args.config).inductor}):
+    with inductor_config.patch({**all_inductor(args.device, args.mode), **config.inductor}):
         compiled = torch.compile(model)
         # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
