@@ -10,7 +10,8 @@ the `ours` rows (each fusion kind taken out alone, one kernel per op), and the f
 - Ours: the same share, how many models' code equals `all`'s, and for a fusion kind the part of
   fusion's worth it carries: log(share kept without the kind) / log(share kept without any fusion),
   over the models that ran both rows (1: the kind is all of fusion's worth; 0: none of it).
-- Per model: each row's share of `all` kept on each model, against the `all` of its own run.
+- Per model: each row's share of `all` kept on each model, against the `all` of its own run; `=`
+  marks a row whose code on that model was `all`'s own (its figure is process noise, not the row's).
 - Fusions: the scheduler fusions `all` made per model, by kind (from the cells' decision logs), and
   what `no-inlining` made instead; how many cells of a one-kind row with nothing to take out
   generated their run's `all` code.
@@ -51,6 +52,16 @@ def _pairs(cells) -> dict:
         if pairs and config != "all":
             out.setdefault(config, {})[m] = pairs
     return out
+
+
+def _same_code(cells) -> set:
+    """{(model, config)} whose every process generated code that a process of the model's `all`
+    generated (``report.generated_code``; the bench report's "same code")."""
+    reps: dict = {}
+    for c in cells:
+        reps.setdefault((c["model"], c["config"]), []).append(c)
+    return {(m, config) for (m, config), cs in reps.items() if config != "all"
+            and report.generated_code(cs) and report.generated_code(cs) <= report.generated_code(reps.get((m, "all"), []))}
 
 
 def _share(pairs, models, rng=None):
@@ -124,16 +135,21 @@ def ours_table(pairs, rows) -> None:
         print(f"| {config} | {speed} | {point:.2f} [{lo:.2f}, {hi:.2f}] | {part_text} | {n} | {same} |")
 
 
-def per_model_table(pairs, rows) -> None:
+def per_model_table(pairs, rows, same_code=frozenset()) -> None:
     """Each row's share of `all` kept, per model: speedup(row) / speedup(`all` of the same run), a
-    geomean over the row's processes; "-" where the row did not run on the model."""
+    geomean over the row's processes; "-" where the row did not run on the model; "=" after the
+    share where the row generated `all`'s very code there (``same_code``: {(model, config)})."""
     models = sorted({m for by_model in pairs.values() for m in by_model})
     print("| row | " + " | ".join(models) + " |")
     print("|---|" + "---|" * len(models))
     for config in rows:
         if config in pairs:
-            cells = [f"{_share(pairs[config], [m]):.2f}" if m in pairs[config] else "-" for m in models]
+            cells = [f"{_share(pairs[config], [m]):.2f}{'=' if (m, config) in same_code else ''}"
+                     if m in pairs[config] else "-" for m in models]
             print(f"| {config} | " + " | ".join(cells) + " |")
+    if same_code:
+        print("\n`=`: the row generated the very code of `all` on that model, in every process: the share "
+              "is process noise, not what the row takes out.")
 
 
 def fusions_table(cells) -> None:
@@ -234,7 +250,7 @@ def main(path: str) -> None:
     print("\n## Ours\n")
     ours_table(pairs, rows)
     print("\n## Per model: share of `all` kept\n")
-    per_model_table(pairs, rows)
+    per_model_table(pairs, rows, _same_code(cells))
     print("\n## Fusions made, by kind\n")
     fusions_table(cells)
     print()

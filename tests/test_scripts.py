@@ -92,6 +92,24 @@ def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tm
     assert "Over: no-fusion n 2.50x (6 s autotuning)." in proc.stdout, proc.stdout
 
 
+def test_findings_table_marks_a_per_model_share_whose_code_was_alls_own(tmp_path):
+    """Model m's `no-fusion` generated `all`'s code (its share is noise: marked `=`); n's did not."""
+    path = results(tmp_path / "a.json", {"m": 0.95, "n": 0.9})
+    data = json.loads(open(path).read())
+    for c in data["cells"]:
+        if c["model"] == "m":
+            c["code_hash"] = "m-same"
+    open(path, "w").write(json.dumps(data))
+    proc = script("findings_table.py", path)
+    assert proc.returncode == 0, proc.stderr
+    per_model = proc.stdout[proc.stdout.index("## Per model"):proc.stdout.index("## Fusions")]
+    assert row(per_model, "no-fusion") == "| no-fusion | 0.95= | 0.90 |", per_model
+    assert "`=`: the row generated the very code of `all`" in per_model
+    data["cells"] = [c for c in data["cells"] if c["model"] == "n"]  # nothing the same: no legend
+    open(path, "w").write(json.dumps(data))
+    assert "`=`" not in script("findings_table.py", path).stdout
+
+
 @pytest.mark.parametrize("name, args, piece", [
     ("check_stock_identity.py", ["--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
     ("kernel_census_report.py", ["--device", "cuda:99"], "argument --device: cuda:99: "),

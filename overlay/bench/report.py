@@ -75,6 +75,13 @@ BOOTSTRAP = 2000  # resamples for the 95% intervals
 MIN_PAIRS_FOR_A_CLAIM = 6
 
 
+def generated_code(cells: list[dict]) -> set[str]:
+    """The code hashes the ok processes among ``cells`` generated.  A row's processes on a model are
+    "the same code as `all`" when this set is not empty and lies inside `all`'s: pooled runs of other
+    days may hold other `all` code, autotuned cold, so subset, not equality."""
+    return {c.get("code_hash") for c in cells if c["status"] == "ok"} - {None}
+
+
 def run_of(cell: dict) -> str | None:
     """The run a cell's process belonged to: its file under ``merge --pool-repeats`` (a model's cells
     in one run share one cache directory, so its autotuning choices); None: cells of one run."""
@@ -143,7 +150,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             return [r["speedup"] for r in reps.get((model, config), []) if r["status"] == "ok"]
 
         def code(model, config):
-            return {r.get("code_hash") for r in reps.get((model, config), []) if r["status"] == "ok"} - {None}
+            return generated_code(reps.get((model, config), []))
 
         base_ok = [m for m in models if speeds(m, "all")]
 
@@ -468,4 +475,4 @@ def same_code_spread(cells: list[dict]) -> str:
 
 
 __all__ = ["apply_baseline", "summary_rows", "paired_with_all", "draw_pairs", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
-           "write_plot", "merge", "repeat_spread", "same_code_spread", "geomean", "GROUPS"]
+           "write_plot", "merge", "repeat_spread", "same_code_spread", "generated_code", "geomean", "GROUPS"]
