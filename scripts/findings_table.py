@@ -55,13 +55,13 @@ def _pairs(cells) -> dict:
 
 
 def _same_code(cells) -> set:
-    """{(model, config)} whose every process generated code that a process of the model's `all`
-    generated (``report.generated_code``; the bench report's "same code")."""
+    """{(model, config)} that generated `all`'s code (``report.same_code_as_all``, the bench
+    report's "same code")."""
     reps: dict = {}
     for c in cells:
         reps.setdefault((c["model"], c["config"]), []).append(c)
-    return {(m, config) for (m, config), cs in reps.items() if config != "all"
-            and report.generated_code(cs) and report.generated_code(cs) <= report.generated_code(reps.get((m, "all"), []))}
+    return {(m, config) for (m, config), cs in reps.items()
+            if config != "all" and report.same_code_as_all(cs, reps.get((m, "all"), []))}
 
 
 def _share(pairs, models, rng=None):

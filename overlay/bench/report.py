@@ -76,10 +76,16 @@ MIN_PAIRS_FOR_A_CLAIM = 6
 
 
 def generated_code(cells: list[dict]) -> set[str]:
-    """The code hashes the ok processes among ``cells`` generated.  A row's processes on a model are
-    "the same code as `all`" when this set is not empty and lies inside `all`'s: pooled runs of other
-    days may hold other `all` code, autotuned cold, so subset, not equality."""
+    """The code hashes the ok processes among ``cells`` generated."""
     return {c.get("code_hash") for c in cells if c["status"] == "ok"} - {None}
+
+
+def same_code_as_all(row_cells: list[dict], all_cells: list[dict]) -> bool:
+    """A row's processes on a model generated `all`'s code: every one of them generated code that a
+    process of `all` generated (pooled runs of other days may hold other `all` code, autotuned cold,
+    so subset, not equality).  Such a row took nothing out: its time differs from `all`'s by noise."""
+    row = generated_code(row_cells)
+    return bool(row) and row <= generated_code(all_cells)
 
 
 def run_of(cell: dict) -> str | None:
@@ -164,7 +170,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             paired = [m for m in ok_models if m in base_ok]
             # same code: every process of the row generated code that a process of `all` generated
             # (subset, not equality: pooled runs of other days may hold other `all` code, autotuned cold)
-            same = [m for m in paired if code(m, name) and code(m, name) <= code(m, "all")]
+            same = [m for m in paired if same_code_as_all(reps.get((m, name), []), reps[(m, "all")])]
             hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
             kind = by_name(name).switches.get("no_fuse")
             absent = [m for m in paired if isinstance(kind, str) and kind_absent(m, kind)]
@@ -475,4 +481,4 @@ def same_code_spread(cells: list[dict]) -> str:
 
 
 __all__ = ["apply_baseline", "summary_rows", "paired_with_all", "draw_pairs", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
-           "write_plot", "merge", "repeat_spread", "same_code_spread", "generated_code", "geomean", "GROUPS"]
+           "write_plot", "merge", "repeat_spread", "same_code_spread", "same_code_as_all", "geomean", "GROUPS"]
