@@ -273,10 +273,10 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
     lines = []
     for (suite, device, dtype, mode), group in _groups(cells).items():
         by = {(c["model"], c["config"]): c for c in group if c.get("cell_repeat", 0) == 0}
-        all_code = {}  # every code hash `all` generated, per model, in any of its processes
+        alls: dict[str, list[dict]] = {}  # every process of `all`, per model
         for c in group:
-            if c["config"] == "all" and c["status"] == "ok" and c.get("code_hash"):
-                all_code.setdefault(c["model"], set()).add(c["code_hash"])
+            if c["config"] == "all":
+                alls.setdefault(c["model"], []).append(c)
         models = sorted({c["model"] for c in group})
         configs = _ordered_configs(group)
         lines.append(f"\nper model ({suite}, {device}, {dtype}, {mode}): speedup over eager [kernels, or =all: the "
@@ -294,7 +294,7 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
                 if r is None:
                     cols.append("-")
                 elif r["status"] == "ok":
-                    same = c != "all" and r.get("code_hash") in all_code.get(m, ())
+                    same = c != "all" and same_code_as_all([r], alls.get(m, []))
                     cols.append(f"{r['speedup']:.2f}x [{'=all' if same else r.get('kernels', '?')}]")
                 else:
                     cols.append(r["status"].upper() if r["status"] != "n/a" else "n/a")
