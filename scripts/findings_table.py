@@ -41,11 +41,17 @@ PAPER = {
 }
 
 
+def _processes(cells) -> dict:
+    """{(model, config): [cell, ...]}: each row's processes on each model."""
+    reps: dict = {}
+    for c in cells:
+        reps.setdefault((c["model"], c["config"]), []).append(c)
+    return reps
+
+
 def _pairs(cells) -> dict:
     """{config: {model: [(row speedup, same-run `all` speedup), ...]}} (``report.paired_with_all``)."""
-    reps: dict = {}
-    for c in report.apply_baseline(cells):
-        reps.setdefault((c["model"], c["config"]), []).append(c)
+    reps = _processes(report.apply_baseline(cells))
     out: dict = {}
     for (m, config), cs in reps.items():
         pairs = report.paired_with_all(cs, reps.get((m, "all"), []))
@@ -57,9 +63,7 @@ def _pairs(cells) -> dict:
 def _same_code(cells) -> set:
     """{(model, config)} that generated `all`'s code (``report.same_code_as_all``, the bench
     report's "same code")."""
-    reps: dict = {}
-    for c in cells:
-        reps.setdefault((c["model"], c["config"]), []).append(c)
+    reps = _processes(cells)
     return {(m, config) for (m, config), cs in reps.items()
             if config != "all" and report.same_code_as_all(cs, reps.get((m, "all"), []))}
 

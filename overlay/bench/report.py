@@ -168,8 +168,6 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
             row_cells = [r for m in models for r in reps.get((m, name), [])]
             ok_models = [m for m in models if speeds(m, name)]
             paired = [m for m in ok_models if m in base_ok]
-            # same code: every process of the row generated code that a process of `all` generated
-            # (subset, not equality: pooled runs of other days may hold other `all` code, autotuned cold)
             same = [m for m in paired if same_code_as_all(reps.get((m, name), []), reps[(m, "all")])]
             hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
             kind = by_name(name).switches.get("no_fuse")
