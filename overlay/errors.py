@@ -31,8 +31,9 @@ class OneLineParser(argparse.ArgumentParser):
         exit_with(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def device_option(text: str) -> str:
-    """argparse ``type`` for ``--device``: ``cpu``, ``cuda`` or ``cuda:N``, present on this machine.
+def device_option(text: str, present: bool = True) -> str:
+    """argparse ``type`` for ``--device``: ``cpu``, ``cuda`` or ``cuda:N``, present on this machine
+    (``present=False``: only spelled right, for a plan made elsewhere, ``bench --estimate``).
     Checked while parsing, so a typo or a GPU the machine lacks is one line before anything runs,
     not an error in every cell (or a traceback from a run's own set-up)."""
     import torch
@@ -43,7 +44,7 @@ def device_option(text: str) -> str:
         device = None
     if device is None or device.type not in ("cpu", "cuda"):
         raise argparse.ArgumentTypeError(f"{text!r} is not cpu, cuda or cuda:N")
-    if device.type == "cuda":
+    if device.type == "cuda" and present:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0:
             raise argparse.ArgumentTypeError(f"{text}: torch {torch.__version__} sees no CUDA device here; use cpu")

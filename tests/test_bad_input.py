@@ -151,6 +151,9 @@ def test_a_script_exit_code_is_kept(tmp_path):
     (["bench", "--models", ""], "--models '': an empty name"),  # not the whole suite
     (["bench", "--configs", "all,"], "--configs 'all,': an empty name"),
     (["bench", "--skip-done", ""], "--skip-done '': expected a path"),
+    (["bench", "--estimate", ""], "--estimate '': expected a comma list of results files"),
+    (["bench", "--estimate", "missing.json"], "results file missing.json: no such file"),
+    (["bench", "--estimate", "missing.json", "--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
     (["bench", "--repeat", "0"], "--repeat 0: expected 1 or more"),
     (["bench", "--cell-repeats", "0"], "--cell-repeats 0: expected 1 or more"),
     (["bench", "--warmup", "-1"], "--warmup -1: expected 0 or more"),

@@ -584,6 +584,49 @@ def test_skip_done_runs_only_what_is_missing_with_each_models_all(tmp_path):
     assert left[0]["config"] == "all" and left[3]["config"] == "all"  # each model's first cell still autotunes
 
 
+def test_skip_done_does_not_run_a_models_all_again_for_its_na_rows_alone(tmp_path):
+    """An inference-only row (no-freezing) is n/a in training: a model whose other rows are all done
+    has nothing left to time, so its `all` (a cold compile, minutes on a real model) is not planned."""
+    from inductor_ablate.bench.runner import skip_done
+
+    cells_ = plan(["m1", "m2"], ["all", "no-fusion", "no-freezing"], suite="s", device="cuda",
+                  dtype="bfloat16", mode="training", all_first=True)
+    earlier = [dict(c, status="ok" if c["config"] != "no-freezing" else "n/a") for c in cells_ if c["model"] == "m1"]
+    earlier += [dict(c, status="ok") for c in cells_ if c["model"] == "m2" and c["config"] == "all"]
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps({"meta": {}, "cells": earlier}))
+    left = skip_done(cells_, [str(path)])
+    assert sorted((c["model"], c["config"]) for c in left) == sorted([
+        ("m1", "no-freezing"), ("m2", "all"), ("m2", "no-fusion"), ("m2", "no-freezing")])
+
+
+def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
+    """--estimate: a model's first cell at its cold time, the others at their warm time, a model
+    without history at every model's median, each with its basis; on a machine without the device;
+    nothing is run or written.  A history without that device and mode is refused in one line."""
+    def row(model, config, cache, wall, device="cuda", mode="training"):
+        return dict(suite="s", model=model, config=config, device=device, dtype="bfloat16", mode=mode,
+                    status="ok", cache=cache, wall_s=wall)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        row("tiny", "all", "cold", 300), row("tiny", "all", "warm", 90), row("tiny", "no-fusion", "warm", 40),
+        row("tiny", "no-inlining", "warm", 60), row("tiny2", "all", "cold", 100), row("tiny", "all", "cold", 5, mode="inference")]}))
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion,no-freezing",
+                 "--mode", "training", "--dtype", "bfloat16", "--device", "cuda:1", "--estimate", str(history),
+                 tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    # tiny: 300 cold + 40 warm (no-freezing is n/a in training; the inference cell is not its history)
+    assert lines["tiny"].split()[1:] == ["2", "340", "this", "cell", "cold", "(1);", "this", "cell", "warm", "(1)"]
+    assert lines["tiny2"].split()[1:3] == ["2", "160"] and "every model's warm median" in lines["tiny2"]  # 100 + 60
+    assert lines["tiny3"].split()[1:3] == ["2", "260"] and "no history" in lines["tiny3"]  # 200 cold + 60 warm
+    assert "total: 6 cells, 3 cold, about 760 s" in proc.stdout and "2 lanes about 420 s" in proc.stdout
+    assert sorted(os.listdir(tmp_path)) == ["history.json"]
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--device", "cpu", "--estimate", str(history),
+                 tmp_path=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no timed inference cell on cpu" in proc.stderr
+
+
 def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
     """Two lanes at once, sharing --claims: however the models split, every cell runs in exactly one lane."""
     env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),

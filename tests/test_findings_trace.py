@@ -109,3 +109,23 @@ def test_every_table_copied_from_a_script_is_what_the_script_prints_now():
     # paper's rows, per model; the repeat against the merged file; CPU vision: paper's rows, ours, fusions; CPU
     # training (vision, HF): paper's rows, ours
     assert checked >= 14, f"only {checked} tables of findings.md matched a script's table"
+
+
+def test_the_estimates_of_what_is_missing_are_what_bench_estimate_prints():
+    """Each `bench --estimate` line under "What is missing" (a line broken over the list's lines is
+    joined), run on the committed files, prints the cell count and the seconds on one and on two
+    lanes that the section gives; a re-merge that changes them without the text fails here."""
+    text = findings()
+    missing = text[text.index("## What is missing"):]
+    joined = re.sub(r"\n\s+", " ", missing)
+    lines = re.findall(r"python -m inductor_ablate bench [^`]*--estimate [^`]*", joined)
+    assert len(lines) == 3, lines
+    for line in lines:
+        proc = subprocess.run([sys.executable, "-m", "inductor_ablate", *shlex.split(line)[3:]], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        total = re.search(r"total: (\d+) cells, \d+ cold, about ([\d,]+) s .*2 lanes about ([\d,]+) s", proc.stdout)
+        assert total, proc.stdout
+        cells, one_lane, two_lanes = total.groups()
+        for figure in (f"{cells} cells", f"{one_lane} s", f"{two_lanes} s"):
+            assert figure in joined, (line, figure)

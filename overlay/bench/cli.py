@@ -10,7 +10,8 @@ import sys
 import time
 
 from . import report
-from .configs import describe, resolve
+from .configs import by_name, describe, resolve
+from .estimate import estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
 from .runner import RESULTS_FORMAT, cell_key, load_results, plan, run_matrix, save_results, skip_done
@@ -99,7 +100,7 @@ def bench_main(argv) -> int:
     p = OneLineParser(prog="python -m inductor_ablate bench",
                                 description="The ablation study: speedup over eager per config, kernel counts, "
                                             "accuracy checked; every cell in a fresh process.")
-    p.add_argument("--device", default=None, type=device_option, help="cpu or cuda (default: cuda if present)")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--mode", default="inference", choices=["inference", "training"])
     p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, real (all three), or module:function")
@@ -132,6 +133,10 @@ def bench_main(argv) -> int:
     p.add_argument("--skip-done", default=None, metavar="FILES",
                    help="comma list of results files (an earlier run, a merged file): cells that ran ok there "
                         "are not run again, but a model's `all` is whenever another of its cells runs")
+    p.add_argument("--estimate", default=None, metavar="FILES",
+                   help="run nothing: print the cells this command would run (after --skip-done and what --json "
+                        "holds) and about how long they take, from the cell times in FILES (a comma list of "
+                        "results files of earlier runs); --device cuda is accepted on a machine without one")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
                    help="print every model of every suite and whether its package is installed, then exit")
@@ -144,6 +149,13 @@ def bench_main(argv) -> int:
         print(list_models())
         return 0
     # Everything is checked before anything is changed (--fresh removes the old results file last).
+    if args.device is not None:
+        try:  # an estimate plans a run for another machine: the device need not be here
+            device_option(args.device, present=args.estimate is None)
+        except argparse.ArgumentTypeError as exc:
+            p.error(f"argument --device: {exc}")
+    if args.estimate == "":
+        raise UsageError("--estimate '': expected a comma list of results files")
     _check_numbers_and_paths(args)
     device = args.device or _device_default()
     suite = load_suite(args.suite)
@@ -155,6 +167,8 @@ def bench_main(argv) -> int:
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
+    if args.estimate is not None:
+        return _estimate_main(args, models, configs, device, path)
     _check_outputs(args)
     check_writable(path)
     if args.claims:
@@ -181,7 +195,7 @@ def bench_main(argv) -> int:
                  shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
                  all_first=args.caches == "shared")
     if args.skip_done is not None:
-        cells = skip_done(cells, _names("--skip-done", args.skip_done))
+        cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
     if args.fresh and os.path.exists(path):
         os.remove(path)
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
@@ -208,6 +222,20 @@ def bench_main(argv) -> int:
     print(report.same_code_spread(mine))
     print(f"results: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
+
+
+def _estimate_main(args, models, configs, device, path) -> int:
+    """``bench --estimate``: the cells the same command would run, and their cost; writes nothing."""
+    history = _names("--estimate", args.estimate)
+    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
+                 shard=args.shard, repeats=args.cell_repeats, all_first=args.caches == "shared")
+    if args.skip_done is not None:
+        cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
+    done = {} if args.fresh else {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
+    cells = [c for c in cells if cell_key(c) not in done
+             and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]
+    print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode))
+    return 0
 
 
 def merge_main(argv) -> int:

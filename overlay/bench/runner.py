@@ -80,15 +80,18 @@ def read_results_file(path: str, hint: str = "give a results file written by `be
     return data
 
 
-def skip_done(cells: list[dict], paths: list[str]) -> list[dict]:
+def skip_done(cells: list[dict], paths: list[str], cpu_templates: bool = False) -> list[dict]:
     """``cells`` less those that already ran ok in the results files ``paths`` (another session's
     run, a merged file), so a new run measures only what is missing.  A model's `all` cell stays
-    whenever another cell of that model does: each row is paired with the `all` of its own run, and
-    `all` is what autotunes the model for the rest (``merge --pool-repeats`` then pools the two runs)."""
+    whenever another cell of that model is still to be timed: each row is paired with the `all` of
+    its own run, and `all` is what autotunes the model for the rest (``merge --pool-repeats`` then
+    pools the two runs).  A row that is n/a there (an inference row in training) times nothing, so it
+    does not bring its model's `all` back."""
     done = set()
     for path in paths:
         done |= {cell_key(c)[:-1] for c in read_results_file(path)["cells"] if c.get("status") == "ok"}
-    busy = {(c["model"], c.get("cell_repeat", 0)) for c in cells if cell_key(c)[:-1] not in done}
+    busy = {(c["model"], c.get("cell_repeat", 0)) for c in cells if cell_key(c)[:-1] not in done
+            and not by_name(c["config"]).not_applicable(c["device"], c["mode"], cpu_templates)}
     return [c for c in cells if cell_key(c)[:-1] not in done
             or (c["config"] == "all" and (c["model"], c.get("cell_repeat", 0)) in busy)]
 
