@@ -10,12 +10,18 @@
 # SKIP_DONE: results files of earlier runs (comma list); their ok cells are not run again (bench --skip-done).
 # REPEATS: processes per cell (bench --cell-repeats, default 1); from 2 on, `all`'s later processes
 # compile warm, and the report compares each warm row with that warm `all`.
+# SECONDS: each lane is killed after that long (`timeout`), and does not start a cell that it would
+# likely not finish by then (bench --budget, priced from the SKIP_DONE and HISTORY files and the lane
+# file), so a time limit ends the lane between cells instead of in one whose work would be lost.
+# HISTORY: more results files to price cells from (comma list), e.g. another dtype's run.
 #
 # Lane files and logs: results/cuda-TAG-part{k}of{N}.json|log, TAG = SUITE-DTYPE-MODE;
 # merged: results/cuda-TAG.json|csv|png.  Prints this invocation's wall time last.
 set -uo pipefail
 MODE=${1:-inference}; CONFIGS=${2:-full}; SECONDS_LEFT=${3:-86400}
 SUITE=${SUITE:-embedded}; DTYPE=${DTYPE:-float32}; MODELS=${MODELS:-}; SKIP_DONE=${SKIP_DONE:-}; REPEATS=${REPEATS:-1}
+HISTORY=${HISTORY:-}
+BUDGET=$(( SECONDS_LEFT > 30 ? SECONDS_LEFT - 10 : SECONDS_LEFT ))  # 10 s for the lane's start and exit
 TAG="$SUITE-$DTYPE-$MODE"
 export PYTHONUNBUFFERED=1
 N=$(python3 -c "import torch; print(torch.cuda.device_count())")
@@ -32,6 +38,7 @@ for k in $(seq 1 "$N"); do
   CUDA_VISIBLE_DEVICES=$((k-1)) TORCHINDUCTOR_COMPILE_THREADS=$PER $PIN timeout -k 20 "$SECONDS_LEFT" python3 -m inductor_ablate bench --device cuda \
       --suite "$SUITE" ${MODELS:+--models "$MODELS"} ${SKIP_DONE:+--skip-done "$SKIP_DONE"} --dtype "$DTYPE" --mode "$MODE" --configs "$CONFIGS" \
       --cell-repeats "$REPEATS" --shard "$k/$N" $CLAIMS --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
+      --budget "$BUDGET" ${HISTORY:+--history "$HISTORY"} \
       > "results/cuda-$TAG-part${k}of$N.log" 2>&1 &
 done
 wait

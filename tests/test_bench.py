@@ -627,6 +627,32 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no timed inference cell on cpu" in proc.stderr
 
 
+def test_budget_stops_before_a_cell_priced_above_the_seconds_left_and_the_run_resumes(tmp_path):
+    """--budget: tiny's cells are priced at a few seconds and run; tiny2's `all` is priced at an hour
+    (from a --history file), so the run stops before it, as an interrupted run does (exit 130, the
+    finished cells kept, no directory of the unstarted cell left); the same command without the
+    budget then runs only tiny2's cells."""
+    def row(model, config, cache, wall):
+        return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
+                    status="ok", cache=cache, wall_s=wall)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        row("tiny", "all", "cold", 2), row("tiny", "no-fusion", "warm", 2), row("tiny2", "all", "cold", 3600)]}))
+    results = tmp_path / "r.json"
+    common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion", "--repeat", "3",
+              "--json", str(results))
+    proc = bench(*common, "--budget", "600", "--history", str(history), tmp_path=tmp_path)
+    assert proc.returncode == 130, proc.stderr
+    assert "stopped for --budget: tiny2 / all is priced at 3600 s (this cell cold (1))" in proc.stderr
+    assert set(cells(results)) == {("tiny", "all"), ("tiny", "no-fusion")}
+    cache_root = tmp_path / "r.inductor-cache"  # kept for the resumed run, but holds no directory of tiny2's
+    assert not [d for d in os.listdir(cache_root) if d.startswith("tiny2")]
+    proc = bench(*common, tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert set(cells(results)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-fusion")}
+    assert "2 of 4 cells already in" in proc.stderr
+
+
 def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
     """Two lanes at once, sharing --claims: however the models split, every cell runs in exactly one lane."""
     env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),

@@ -11,10 +11,10 @@ import time
 
 from . import report
 from .configs import by_name, describe, resolve
-from .estimate import estimate
+from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import RESULTS_FORMAT, cell_key, load_results, plan, run_matrix, save_results, skip_done
+from .runner import RESULTS_FORMAT, cell_key, load_results, plan, read_results_file, run_matrix, save_results, skip_done
 
 
 def _device_default() -> str:
@@ -35,7 +35,7 @@ def _names(option: str, text: str | None) -> list[str] | None:
 
 
 def _check_numbers_and_paths(args) -> None:
-    for option in ("json", "csv", "plot", "claims", "cache_dir", "skip_done"):
+    for option in ("json", "csv", "plot", "claims", "cache_dir", "skip_done", "history"):
         if getattr(args, option) == "":  # an unset shell variable: not the default
             raise UsageError(f"--{option.replace('_', '-')} '': expected a path")
     for option, value, least in (("--repeat", args.repeat, 1), ("--cell-repeats", args.cell_repeats, 1),
@@ -44,6 +44,10 @@ def _check_numbers_and_paths(args) -> None:
             raise UsageError(f"{option} {value}: expected {least} or more")
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout:g}: expected seconds > 0")
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError(f"--budget {args.budget:g}: expected seconds > 0")
+    if args.history is not None and args.budget is None:
+        raise UsageError("--history prices cells for --budget: give --budget SECONDS too")
 
 
 def _summary_csv(csv_path: str) -> str:
@@ -137,6 +141,12 @@ def bench_main(argv) -> int:
                    help="run nothing: print the cells this command would run (after --skip-done and what --json "
                         "holds) and about how long they take, from the cell times in FILES (a comma list of "
                         "results files of earlier runs); --device cuda is accepted on a machine without one")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="do not start a cell that would likely not finish within SECONDS of the start (priced as "
+                        "--estimate prices it, from the --skip-done and --history files and the results file); "
+                        "stop there as if interrupted: a run under a hard time limit then loses no cut cell")
+    p.add_argument("--history", default=None, metavar="FILES",
+                   help="with --budget: more results files to price cells from (e.g. another dtype's run)")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
                    help="print every model of every suite and whether its package is installed, then exit")
@@ -157,6 +167,8 @@ def bench_main(argv) -> int:
     if args.estimate == "":
         raise UsageError("--estimate '': expected a comma list of results files")
     _check_numbers_and_paths(args)
+    for history in _names("--history", args.history) or []:
+        read_results_file(history)  # a bad --history file is one line now, not when the first cell is priced
     device = args.device or _device_default()
     suite = load_suite(args.suite)
     models = _names("--models", args.models) or list(suite)
@@ -196,6 +208,9 @@ def bench_main(argv) -> int:
                  all_first=args.caches == "shared")
     if args.skip_done is not None:
         cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
+    budget = None
+    if args.budget is not None:
+        budget = (args.budget, (_names("--skip-done", args.skip_done) or []) + (_names("--history", args.history) or []))
     if args.fresh and os.path.exists(path):
         os.remove(path)
     signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a cluster scheduler: stop like Ctrl-C, resumable
@@ -204,12 +219,12 @@ def bench_main(argv) -> int:
         rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
                           timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
                           caches=args.caches, cache_root=args.cache_dir,
-                          claims=(args.claims, args.shard[0]) if args.claims else None,
+                          claims=(args.claims, args.shard[0]) if args.claims else None, budget=budget,
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))
-        print(f"\ninterrupted ({exc or 'Ctrl-C'}): {done} cells saved in {path}; the same command resumes",
-              file=sys.stderr)
+        why = f"stopped for --budget: {exc}" if isinstance(exc, BudgetSpent) else f"interrupted ({exc or 'Ctrl-C'})"
+        print(f"\n{why}: {done} cells saved in {path}; the same command resumes", file=sys.stderr)
         return 130
     meta["wall_s"] = round(time.perf_counter() - t0, 1)
     wanted = {cell_key(c) for c in cells}

@@ -7,9 +7,9 @@ a config has no history, a wider median stands in, and the table says which one.
 from __future__ import annotations
 
 import statistics
+import time
 
 from ..errors import UsageError
-from .runner import read_results_file
 
 #: the worst a wider stand-in can be: a model with no cell at all on that device and mode
 NO_HISTORY = "no history: every model's median"
@@ -19,13 +19,26 @@ def _kind(device: str) -> str:
     return "cuda" if device.startswith("cuda") else device
 
 
-def _history(paths: list[str], device: str, mode: str) -> list[dict]:
-    """The timed cells of ``paths`` on that kind of device and mode (any dtype, preferred below)."""
+def _timed(cells, device: str, mode: str) -> list[dict]:
+    """The cells that ran ok and were timed, on that kind of device and mode (any dtype: preferred in
+    ``_cost``)."""
+    return [c for c in cells if c.get("status") == "ok" and isinstance(c.get("wall_s"), (int, float))
+            and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
+
+
+def _read(paths: list[str], device: str, mode: str) -> list[dict]:
+    from .runner import read_results_file
+
     cells = []
     for path in paths:
-        cells += [c for c in read_results_file(path, "give results files written by `bench` or `merge`")["cells"]
-                  if c.get("status") == "ok" and isinstance(c.get("wall_s"), (int, float))
-                  and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
+        cells += _timed(read_results_file(path, "give results files written by `bench` or `merge`")["cells"],
+                        device, mode)
+    return cells
+
+
+def _history(paths: list[str], device: str, mode: str) -> list[dict]:
+    """The timed cells of ``paths`` on that kind of device and mode; none is an error."""
+    cells = _read(paths, device, mode)
     if not cells:
         raise UsageError(f"--estimate {','.join(paths)}: no timed {mode} cell on {_kind(device)} there; "
                          f"give results files of a run on that device and mode")
@@ -86,3 +99,31 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     lines.append(f"total: {len(cells)} cells, {len(models)} cold, about {total:,.0f} s ({total / 60:.0f} min) on one "
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
     return "\n".join(lines)
+
+
+class BudgetSpent(KeyboardInterrupt):
+    """``bench --budget``: the next cell would likely not finish in the seconds left.  A kind of
+    interruption: the run keeps what finished and its caches, and the same command resumes."""
+
+
+class Budget:
+    """``bench --budget SECONDS``: before each cell, its price (as ``--estimate`` prices it, from
+    the ``--skip-done`` and ``--history`` files and the cells this results file already holds); a
+    cell priced above the seconds left is not started.  A device call that ends at a hard limit
+    then ends before a cell it would cut, whose seconds would be lost, and not after it.  A cell
+    with no history at all to price it from is started."""
+
+    def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str):
+        self.seconds, self.rows, self.device, self.mode = seconds, rows, device, mode
+        self.files = _read(paths, device, mode)
+        self.start = time.perf_counter()
+
+    def check(self, cell: dict, cold: bool) -> None:
+        history = self.files + _timed(self.rows.values(), self.device, self.mode)
+        if not history:
+            return
+        price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], cold)
+        left = self.seconds - (time.perf_counter() - self.start)
+        if price > left:
+            raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "
+                              f"{max(left, 0):.0f} s of --budget {self.seconds:g} are left")

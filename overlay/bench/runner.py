@@ -202,7 +202,7 @@ def _by_claim(todo: list[dict], claims: tuple[str, int] | None):
 def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
                timeout: float, progress: bool = True, cpu_templates: bool = False,
                caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
-               claims: tuple[str, int] | None = None) -> dict:
+               claims: tuple[str, int] | None = None, budget: tuple[float, list[str]] | None = None) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
     timeout, are run again), saving after each one.
 
@@ -211,9 +211,15 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     "isolated" (every cell starts from an empty cache directory).  ``unavailable``: {model: why}
     for models that cannot be built here (a missing package): their cells are n/a rows.
     ``claims``: (directory, lane) to take whole models from a queue shared with other lanes
-    (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims."""
+    (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims.
+    ``budget``: (seconds, results files to price cells from): stop, as if interrupted, before a
+    cell priced above the seconds left (``estimate.Budget``)."""
     rows = load_results(results_path)
     rows = {k: r for k, r in rows.items() if r.get("status") != "error"}
+    if budget is not None and cells:
+        from .estimate import Budget
+
+        budget = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"])
     todo = [c for c in cells if cell_key(c) not in rows]
 
     def runnable(group: list[dict]) -> list[dict]:
@@ -245,6 +251,12 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 bar.set_description(f"{cell['model']} / {cell['config']}")
                 cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
                 warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
+                if budget is not None:
+                    try:
+                        budget.check(cell, cold=not warm)
+                    except KeyboardInterrupt:  # not started: leave no directory of it behind
+                        shutil.rmtree(artifact_dir, ignore_errors=True)
+                        raise
                 task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
                         "cache_dir": cache_dir, "artifact_dir": artifact_dir}
                 row = _run_one(ctx, task, timeout)
