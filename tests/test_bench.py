@@ -622,6 +622,13 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     assert lines["tiny3"].split()[1:3] == ["2", "260"] and "no history" in lines["tiny3"]  # 200 cold + 60 warm
     assert "total: 6 cells, 3 cold, about 760 s" in proc.stdout and "2 lanes about 420 s" in proc.stdout
     assert sorted(os.listdir(tmp_path)) == ["history.json"]
+    # one lane under --budget, cells in order [300, 40 | 100, 60 | 200, 60]; at 250 the 300 s cell starts alone
+    for budget, runs in (("350", "3 runs of one lane"), ("250", "4 runs of one lane")):
+        proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion",
+                     "--mode", "training", "--dtype", "bfloat16", "--device", "cuda", "--estimate", str(history),
+                     "--budget", budget, tmp_path=tmp_path)
+        assert f"under --budget {budget}: {runs}" in proc.stdout, proc.stdout + proc.stderr
+    assert "1 cell(s) priced above 250 s start a run alone" in proc.stdout
     proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--device", "cpu", "--estimate", str(history),
                  tmp_path=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no timed inference cell on cpu" in proc.stderr
@@ -642,7 +649,7 @@ def test_budget_stops_before_a_cell_priced_above_the_seconds_left_and_the_run_re
     common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion", "--repeat", "3",
               "--json", str(results))
     proc = bench(*common, "--budget", "600", "--history", str(history), tmp_path=tmp_path)
-    assert proc.returncode == 130, proc.stderr
+    assert proc.returncode == 130, proc.stderr  # tiny's `all` first: a run's first cell starts whatever its price
     assert "stopped for --budget: tiny2 / all is priced at 3600 s (this cell cold (1))" in proc.stderr
     assert set(cells(results)) == {("tiny", "all"), ("tiny", "no-fusion")}
     cache_root = tmp_path / "r.inductor-cache"  # kept for the resumed run, but holds no directory of tiny2's
@@ -651,6 +658,10 @@ def test_budget_stops_before_a_cell_priced_above_the_seconds_left_and_the_run_re
     assert proc.returncode == 0, proc.stderr
     assert set(cells(results)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-fusion")}
     assert "2 of 4 cells already in" in proc.stderr
+    # a run's first cell starts whatever its price: else every later run would stop at the same cell
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny2", "--configs", "all,no-fusion", "--repeat", "3",
+                 "--json", str(tmp_path / "r2.json"), "--budget", "600", "--history", str(history), tmp_path=tmp_path)
+    assert proc.returncode == 0 and len(cells(tmp_path / "r2.json")) == 2, proc.stderr
 
 
 def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):

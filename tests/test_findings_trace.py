@@ -127,5 +127,8 @@ def test_the_estimates_of_what_is_missing_are_what_bench_estimate_prints():
         total = re.search(r"total: (\d+) cells, \d+ cold, about ([\d,]+) s .*2 lanes about ([\d,]+) s", proc.stdout)
         assert total, proc.stdout
         cells, one_lane, two_lanes = total.groups()
-        for figure in (f"{cells} cells", f"{one_lane} s", f"{two_lanes} s"):
+        figures = [f"{cells} cells", f"{one_lane} s", f"{two_lanes} s"]
+        if "--budget" in line:
+            figures.append(re.search(r"under --budget \S+: (\d+ runs)", proc.stdout).group(1))
+        for figure in figures:
             assert figure in joined, (line, figure)

@@ -249,7 +249,7 @@ def _estimate_main(args, models, configs, device, path) -> int:
     done = {} if args.fresh else {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
     cells = [c for c in cells if cell_key(c) not in done
              and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]
-    print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode))
+    print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode, budget=args.budget))
     return 0
 
 

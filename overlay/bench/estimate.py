@@ -72,8 +72,23 @@ def _lanes(per_model: list[float], lanes: int) -> float:
     return max(load)
 
 
-def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype: str, mode: str) -> str:
-    """The table: per model, its cells, how many cold, the seconds and their basis; then totals."""
+def _runs(prices: list[float], budget: float) -> tuple[int, int]:
+    """(runs, cells priced above the budget) for one lane under ``--budget``, as ``Budget`` stops:
+    each run takes cells in order until the next would not fit; its first cell starts whatever its
+    price."""
+    runs, used, over = 1, 0.0, 0
+    for price in prices:
+        if used and used + price > budget:
+            runs, used = runs + 1, 0.0
+        over += price > budget
+        used += price
+    return runs, over
+
+
+def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype: str, mode: str,
+             budget: float | None = None) -> str:
+    """The table: per model, its cells, the seconds and their basis; then totals, and with
+    ``budget`` how many runs of that many seconds one lane takes."""
     history = _history(history_paths, device, mode)
     models: dict[str, list[dict]] = {}
     for cell in cells:
@@ -82,12 +97,13 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
              f"cell process walls (a model's first cell counted cold, as on a fresh box), not a device call's "
              f"start, nor a cell that a call's end cuts",
              f"{'model':<28}{'cells':>6}{'est. s':>9}  basis (cells behind it)"]
-    totals = []
+    totals, prices = [], []
     for model, mine in models.items():
         seconds, bases = 0.0, {}  # basis -> the history cells behind it, each counted once
         for i, cell in enumerate(mine):
             s, basis, pool = _cost(history, model, cell["config"], dtype, cold=i == 0)
             seconds += s
+            prices.append(s)
             bases.setdefault(basis, set()).update(map(id, pool))
         totals.append(seconds)
         lines.append(f"{model:<28}{len(mine):>6}{seconds:>9.0f}  "
@@ -98,6 +114,11 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     lanes = ", ".join(f"{n} lanes about {_lanes(totals, n):,.0f} s" for n in (2, 4) if n <= len(totals))
     lines.append(f"total: {len(cells)} cells, {len(models)} cold, about {total:,.0f} s ({total / 60:.0f} min) on one "
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
+    if budget is not None:
+        runs, over = _runs(prices, budget)
+        lines.append(f"under --budget {budget:g}: {runs} runs of one lane, each stopping before a cell that would not "
+                     f"fit" + (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit "
+                               f"of that length would cut them" if over else ""))
     return "\n".join(lines)
 
 
@@ -111,16 +132,19 @@ class Budget:
     the ``--skip-done`` and ``--history`` files and the cells this results file already holds); a
     cell priced above the seconds left is not started.  A device call that ends at a hard limit
     then ends before a cell it would cut, whose seconds would be lost, and not after it.  A cell
-    with no history at all to price it from is started."""
+    with no history at all to price it from is started, and so is the run's first cell whatever its
+    price: stopping before it would leave every later run stuck at the same cell."""
 
     def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str):
         self.seconds, self.rows, self.device, self.mode = seconds, rows, device, mode
         self.files = _read(paths, device, mode)
         self.start = time.perf_counter()
+        self.first = True
 
     def check(self, cell: dict, cold: bool) -> None:
         history = self.files + _timed(self.rows.values(), self.device, self.mode)
-        if not history:
+        first, self.first = self.first, False
+        if not history or first:
             return
         price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], cold)
         left = self.seconds - (time.perf_counter() - self.start)
