@@ -179,8 +179,13 @@ def bench_main(argv) -> int:
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
+    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
+                 shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
+                 all_first=args.caches == "shared")
+    if args.skip_done is not None:
+        cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
     if args.estimate is not None:
-        return _estimate_main(args, models, configs, device, path)
+        return _estimate_main(args, cells, device, path)
     _check_outputs(args)
     check_writable(path)
     if args.claims:
@@ -203,11 +208,6 @@ def bench_main(argv) -> int:
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
                 skip_done=args.skip_done)
-    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
-                 shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
-                 all_first=args.caches == "shared")
-    if args.skip_done is not None:
-        cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
     budget = None
     if args.budget is not None:
         budget = (args.budget, (_names("--skip-done", args.skip_done) or []) + (_names("--history", args.history) or []))
@@ -239,13 +239,10 @@ def bench_main(argv) -> int:
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 
 
-def _estimate_main(args, models, configs, device, path) -> int:
-    """``bench --estimate``: the cells the same command would run, and their cost; writes nothing."""
+def _estimate_main(args, cells, device, path) -> int:
+    """``bench --estimate``: of the planned ``cells``, those the same command would run (not in its
+    results file, not n/a), and their cost; writes nothing."""
     history = _names("--estimate", args.estimate)
-    cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
-                 shard=args.shard, repeats=args.cell_repeats, all_first=args.caches == "shared")
-    if args.skip_done is not None:
-        cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
     done = {} if args.fresh else {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
     cells = [c for c in cells if cell_key(c) not in done
              and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]

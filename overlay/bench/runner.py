@@ -216,10 +216,11 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     cell priced above the seconds left (``estimate.Budget``)."""
     rows = load_results(results_path)
     rows = {k: r for k, r in rows.items() if r.get("status") != "error"}
+    pricer = None
     if budget is not None and cells:
         from .estimate import Budget
 
-        budget = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"])
+        pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"])
     todo = [c for c in cells if cell_key(c) not in rows]
 
     def runnable(group: list[dict]) -> list[dict]:
@@ -251,9 +252,9 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 bar.set_description(f"{cell['model']} / {cell['config']}")
                 cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
                 warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
-                if budget is not None:
+                if pricer is not None:
                     try:
-                        budget.check(cell, cold=not warm)
+                        pricer.check(cell, cold=not warm)
                     except KeyboardInterrupt:  # not started: leave no directory of it behind
                         shutil.rmtree(artifact_dir, ignore_errors=True)
                         raise
