@@ -220,3 +220,34 @@ def test_kinks_bad_options_are_one_line(tmp_path, args, piece):
     proc = kinks(tmp_path, *args)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
+
+
+def test_gpu_bench_sh_passes_its_seconds_as_a_budget_and_a_history(tmp_path):
+    """scripts/gpu_bench.sh's shell flow on this CPU machine: a stand-in `python3` on PATH says the
+    box has one GPU and runs `--device cuda` as cpu; everything else (lanes, bench, merge) is the real
+    thing.  HISTORY prices tiny2's `all` (run as cpu here) at an hour, so the lane, given 600 s, stops before it
+    (bench --budget) with tiny's cells done and merged; the same line resumes from the lane file."""
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "python3").write_text(
+        "#!/bin/bash\n"
+        "if [ \"$1\" = -c ]; then echo 1; exit 0; fi\n"
+        "args=(); for a in \"$@\"; do [ \"$a\" = cuda ] && a=cpu; args+=(\"$a\"); done\n"
+        f"exec {sys.executable} \"${{args[@]}}\"\n")
+    (shim / "python3").chmod(0o755)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        dict(suite="bench_fixtures:suite", model="tiny2", config="all", device="cpu", dtype="float32",
+             mode="inference", status="ok", cache="cold", wall_s=3600)]}))
+    env = dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", SUITE="bench_fixtures:suite",
+               MODELS="tiny,tiny2", HISTORY=str(history), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"),
+               PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    line = ["bash", os.path.join(ROOT, "scripts", "gpu_bench.sh"), "inference", "all,no-fusion", "600"]
+    proc = subprocess.run(line, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tag = "cuda-bench_fixtures:suite-float32-inference"
+    log = (tmp_path / "results" / f"{tag}-part1of1.log").read_text()
+    assert "stopped for --budget: tiny2 / all is priced at 3600 s" in log and "of --budget 590 are left" in log, log
+    merged = json.loads((tmp_path / "results" / f"{tag}.json").read_text())
+    assert sorted((c["model"], c["config"]) for c in merged["cells"]) == [("tiny", "all"), ("tiny", "no-fusion")]
+    assert "gpu_bench.sh wall:" in proc.stdout

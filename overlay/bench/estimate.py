@@ -60,8 +60,12 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, cold: bool) 
                         ([c for c in mine if c.get("cache") == want], f"this model's {want} cells")):
         if pool:
             return _median(pool), basis + other, pool
-    pool = [c for c in history if c.get("cache") == want] or history
-    return _median(pool), NO_HISTORY if not mine else f"every model's {want} median", pool
+    pool = [c for c in history if c.get("cache") == want]
+    if pool:
+        return _median(pool), NO_HISTORY if not mine else f"every model's {want} median", pool
+    if mine:  # no cell of that cache state anywhere: the model's own cells, not other models'
+        return _median(mine), f"this model's cells{other}", mine
+    return _median(history), NO_HISTORY, history
 
 
 def _lanes(per_model: list[float], lanes: int) -> float:
