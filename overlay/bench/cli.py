@@ -14,7 +14,8 @@ from .configs import by_name, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import RESULTS_FORMAT, cell_key, load_results, plan, read_results_file, run_matrix, save_results, skip_done
+from .runner import (RESULTS_FORMAT, cell_key, kept_on_resume, load_results, plan, read_results_file, run_matrix,
+                     save_results, skip_done)
 
 
 def _device_default() -> str:
@@ -243,7 +244,7 @@ def _estimate_main(args, cells, device, path) -> int:
     """``bench --estimate``: of the planned ``cells``, those the same command would run (not in its
     results file, not n/a), and their cost; writes nothing."""
     history = _names("--estimate", args.estimate)
-    done = {} if args.fresh else {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
+    done = {} if args.fresh else kept_on_resume(path)
     cells = [c for c in cells if cell_key(c) not in done
              and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]
     print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode, budget=args.budget))

@@ -102,6 +102,12 @@ def load_results(path: str | None) -> dict:
     return {cell_key(r): r for r in read_results_file(path, RESUME_HINT)["cells"]}
 
 
+def kept_on_resume(path: str | None) -> dict:
+    """The rows of ``path`` that a resumed run keeps: all but errors (a timeout, a crash), which it
+    runs again."""
+    return {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
+
+
 def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
     """Atomically; ``summary`` (the report's rows, with intervals) is added at the end of a run."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -214,8 +220,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims.
     ``budget``: (seconds, results files to price cells from): stop, as if interrupted, before a
     cell priced above the seconds left (``estimate.Budget``)."""
-    rows = load_results(results_path)
-    rows = {k: r for k, r in rows.items() if r.get("status") != "error"}
+    rows = kept_on_resume(results_path)
     pricer = None
     if budget is not None and cells:
         from .estimate import Budget
