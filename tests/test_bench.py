@@ -664,6 +664,56 @@ def test_budget_stops_before_a_cell_priced_above_the_seconds_left_and_the_run_re
     assert proc.returncode == 0 and len(cells(tmp_path / "r2.json")) == 2, proc.stderr
 
 
+def test_picks_seed_a_fresh_runs_first_cell_with_an_earlier_runs_autotuning(tmp_path):
+    """--picks, with matmul templates autotuned on CPU: the first run saves the model's picks; a
+    second run, with a new results file and empty caches (as on a fresh machine), starts the model's
+    `all` from them. It benchmarks nothing again (autotune seconds under a tenth of the cold
+    cell's), generates the cold cell's very code, and is labelled seeded; --estimate prices it as
+    the cold cell less its autotuning."""
+    picks = tmp_path / "picks"
+    common = ("bench", "--models", "mlp_gelu", "--configs", "all", "--cpu-templates", "--repeat", "3",
+              "--picks", str(picks))
+    proc = bench(*common, "--json", str(tmp_path / "cold.json"), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    cold = cells(tmp_path / "cold.json")[("mlp_gelu", "all")]
+    assert cold["cache"] == "cold" and cold["autotune_s"] > 1, cold
+    assert os.listdir(picks) == ["mlp_gelu-float32-inference-cpu"]
+    assert not (tmp_path / "cold.inductor-cache").exists()  # the run finished: its caches are gone, its picks kept
+
+    proc = bench(*common, "--json", str(tmp_path / "seeded.json"), "--estimate", str(tmp_path / "cold.json"),
+                 tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    priced = f"{cold['wall_s'] - cold['autotune_s']:.0f}  this cell cold, less its autotuning (1)"
+    assert priced in proc.stdout and "total: 1 cells, 0 cold, 1 seeded" in proc.stdout, proc.stdout
+    proc = bench(*common, "--json", str(tmp_path / "seeded.json"), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    seeded = cells(tmp_path / "seeded.json")[("mlp_gelu", "all")]
+    assert seeded["cache"] == "seeded" and seeded["autotune_s"] < cold["autotune_s"] / 10, (cold, seeded)
+    assert seeded["code_hash"] == cold["code_hash"]
+
+
+def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
+    """A run stopped (SIGTERM, as `timeout` sends) in a model's cold `all`, once Inductor has written
+    its first benchmarked picks to the cache, still copies them to --picks: a fresh machine's next
+    run resumes that autotuning instead of starting it again."""
+    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    proc = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--models", "mlp_gelu", "--configs",
+                             "all", "--cpu-templates", "--picks", str(tmp_path / "picks"), "--json",
+                             str(tmp_path / "r.json"), "--no-progress"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    written = tmp_path / "r.inductor-cache" / "mlp_gelu-float32-inference-cpu" / "cache"
+    deadline = time.time() + 300
+    while not (written.is_dir() and os.listdir(written)) and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130 or "results:" in out, out  # stopped in the cell (or it had just finished)
+    kept = tmp_path / "picks" / "mlp_gelu-float32-inference-cpu"
+    assert sorted(os.listdir(kept)) == sorted(os.listdir(written)), out
+    assert json.loads(next(kept.iterdir()).read_text())["cache"], out
+
+
 def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
     """Two lanes at once, sharing --claims: however the models split, every cell runs in exactly one lane."""
     env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),

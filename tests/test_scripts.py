@@ -222,7 +222,7 @@ def test_kinks_bad_options_are_one_line(tmp_path, args, piece):
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
 
 
-def test_gpu_bench_sh_passes_its_seconds_as_a_budget_and_a_history(tmp_path):
+def test_gpu_bench_sh_passes_its_seconds_as_a_budget_a_history_and_picks(tmp_path):
     """scripts/gpu_bench.sh's shell flow on this CPU machine: a stand-in `python3` on PATH says the
     box has one GPU and runs `--device cuda` as cpu; everything else (lanes, bench, merge) is the real
     thing.  HISTORY prices tiny2's `all` (run as cpu here) at an hour, so the lane, given 600 s, stops before it
@@ -240,7 +240,8 @@ def test_gpu_bench_sh_passes_its_seconds_as_a_budget_and_a_history(tmp_path):
         dict(suite="bench_fixtures:suite", model="tiny2", config="all", device="cpu", dtype="float32",
              mode="inference", status="ok", cache="cold", wall_s=3600)]}))
     env = dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", SUITE="bench_fixtures:suite",
-               MODELS="tiny,tiny2", HISTORY=str(history), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"),
+               MODELS="tiny,tiny2", HISTORY=str(history), PICKS=str(tmp_path / "picks"),
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"),
                PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     line = ["bash", os.path.join(ROOT, "scripts", "gpu_bench.sh"), "inference", "all,no-fusion", "600"]
     proc = subprocess.run(line, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -251,3 +252,5 @@ def test_gpu_bench_sh_passes_its_seconds_as_a_budget_and_a_history(tmp_path):
     merged = json.loads((tmp_path / "results" / f"{tag}.json").read_text())
     assert sorted((c["model"], c["config"]) for c in merged["cells"]) == [("tiny", "all"), ("tiny", "no-fusion")]
     assert "gpu_bench.sh wall:" in proc.stdout
+    lane = json.loads((tmp_path / "results" / f"{tag}-part1of1.json").read_text())
+    assert lane["meta"]["picks"] == str(tmp_path / "picks")  # PICKS is the lanes' --picks

@@ -36,7 +36,7 @@ def _names(option: str, text: str | None) -> list[str] | None:
 
 
 def _check_numbers_and_paths(args) -> None:
-    for option in ("json", "csv", "plot", "claims", "cache_dir", "skip_done", "history"):
+    for option in ("json", "csv", "plot", "claims", "cache_dir", "skip_done", "history", "picks"):
         if getattr(args, option) == "":  # an unset shell variable: not the default
             raise UsageError(f"--{option.replace('_', '-')} '': expected a path")
     for option, value, least in (("--repeat", args.repeat, 1), ("--cell-repeats", args.cell_repeats, 1),
@@ -49,6 +49,12 @@ def _check_numbers_and_paths(args) -> None:
         raise UsageError(f"--budget {args.budget:g}: expected seconds > 0")
     if args.history is not None and args.budget is None:
         raise UsageError("--history prices cells for --budget: give --budget SECONDS too")
+    if args.picks is not None:
+        if args.caches != "shared":
+            raise UsageError("--picks seeds and saves a model's shared cache: it needs --caches shared")
+        if os.path.exists(args.picks) and not os.path.isdir(args.picks):
+            raise UsageError(f"--picks {args.picks}: not a folder; give a folder of picks saved by an earlier --picks run, "
+                             f"or a new one")
 
 
 def _summary_csv(csv_path: str) -> str:
@@ -148,6 +154,11 @@ def bench_main(argv) -> int:
                         "stop there as if interrupted: a run under a hard time limit then loses no cut cell")
     p.add_argument("--history", default=None, metavar="FILES",
                    help="with --budget: more results files to price cells from (e.g. another dtype's run)")
+    p.add_argument("--picks", default=None, metavar="DIR",
+                   help="a folder of autotuning picks (which matmul choice won for which shape), one subfolder per "
+                        "model and setting: a model's first cell starts from them instead of benchmarking every "
+                        "choice again (its cache: seeded), and every cell's picks are saved there, so a run on a "
+                        "fresh machine, or one whose cold cell was cut, resumes its autotuning")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
                    help="print every model of every suite and whether its package is installed, then exit")
@@ -189,6 +200,8 @@ def bench_main(argv) -> int:
         return _estimate_main(args, cells, device, path)
     _check_outputs(args)
     check_writable(path)
+    if args.picks:
+        check_writable(os.path.join(args.picks, "picks"), "picks folder", "choose another --picks folder")
     if args.claims:
         if args.shard[1] < 2:
             raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
@@ -208,7 +221,7 @@ def bench_main(argv) -> int:
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
-                skip_done=args.skip_done)
+                skip_done=args.skip_done, picks=args.picks)
     budget = None
     if args.budget is not None:
         budget = (args.budget, (_names("--skip-done", args.skip_done) or []) + (_names("--history", args.history) or []))
@@ -220,7 +233,7 @@ def bench_main(argv) -> int:
         rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
                           timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
                           caches=args.caches, cache_root=args.cache_dir,
-                          claims=(args.claims, args.shard[0]) if args.claims else None, budget=budget,
+                          claims=(args.claims, args.shard[0]) if args.claims else None, budget=budget, picks=args.picks,
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))
@@ -247,7 +260,8 @@ def _estimate_main(args, cells, device, path) -> int:
     done = {} if args.fresh else kept_on_resume(path)
     cells = [c for c in cells if cell_key(c) not in done
              and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]
-    print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode, budget=args.budget))
+    print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode, budget=args.budget,
+                   picks=args.picks))
     return 0
 
 

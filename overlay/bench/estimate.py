@@ -2,7 +2,9 @@
 from the process wall times of earlier runs' cells, before any device time is spent on them.
 
 A cell costs what cells of the same model, config, device and mode cost before: a model's first
-cell compiles on an empty cache (cold: it autotunes), the others reuse it (warm).  Where a model or
+cell compiles on an empty cache (cold: it autotunes), the others reuse it (warm); under ``--picks`` a
+model's first cell starts from earlier autotuning picks (seeded: a cold compile without its
+benchmarking).  Where a model or
 a config has no history, a wider median stands in, and the table says which one."""
 from __future__ import annotations
 
@@ -49,17 +51,29 @@ def _median(cells: list[dict]) -> float:
     return statistics.median(c["wall_s"] for c in cells)
 
 
-def _cost(history: list[dict], model: str, config: str, dtype: str, cold: bool) -> tuple[float, str, list[dict]]:
-    """(seconds, where they come from, the cells behind them) for one cell: the narrowest history
-    that has it."""
+def _cost(history: list[dict], model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
+    """(seconds, where they come from, the cells behind them) for one cell whose cache starts
+    ``state``: cold (empty), warm (its model's earlier cells filled it) or seeded (``bench --picks``:
+    autotuning picks only, so it compiles as a cold cell does without benchmarking); the narrowest
+    history that has it."""
     mine = [c for c in history if c["model"] == model]
     same_dtype = [c for c in mine if c["dtype"] == dtype]
     mine, other = (same_dtype, "") if same_dtype else (mine, ", other dtype")
-    want = "cold" if cold else "warm"
-    for pool, basis in (([c for c in mine if c.get("cache") == want and c["config"] == config], f"this cell {want}"),
-                        ([c for c in mine if c.get("cache") == want], f"this model's {want} cells")):
+    this = [c for c in mine if c["config"] == config]
+    for pool, basis in (([c for c in this if c.get("cache") == state], f"this cell {state}"),
+                        ([c for c in mine if c.get("cache") == state], f"this model's {state} cells")):
         if pool:
             return _median(pool), basis + other, pool
+    want = state
+    if state == "seeded":  # no seeded history: a cold compile of the cell less its autotuning, or a warm one
+        cold = [c for c in this if c.get("cache") == "cold" and isinstance(c.get("autotune_s"), (int, float))]
+        if cold:
+            return (statistics.median(c["wall_s"] - c["autotune_s"] for c in cold),
+                    f"this cell cold, less its autotuning{other}", cold)
+        want = "warm"
+        pool = [c for c in mine if c.get("cache") == want]
+        if pool:
+            return _median(pool), f"this model's warm cells{other}", pool
     pool = [c for c in history if c.get("cache") == want]
     if pool:
         return _median(pool), NO_HISTORY if not mine else f"every model's {want} median", pool
@@ -90,9 +104,12 @@ def _runs(prices: list[float], budget: float) -> tuple[int, int]:
 
 
 def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype: str, mode: str,
-             budget: float | None = None) -> str:
+             budget: float | None = None, picks: str | None = None) -> str:
     """The table: per model, its cells, the seconds and their basis; then totals, and with
-    ``budget`` how many runs of that many seconds one lane takes."""
+    ``budget`` how many runs of that many seconds one lane takes.  ``picks``: ``bench --picks``; a
+    model with picks there starts seeded, not cold."""
+    from .runner import has_picks
+
     history = _history(history_paths, device, mode)
     models: dict[str, list[dict]] = {}
     for cell in cells:
@@ -101,11 +118,13 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
              f"cell process walls (a model's first cell counted cold, as on a fresh box), not a device call's "
              f"start, nor a cell that a call's end cuts",
              f"{'model':<28}{'cells':>6}{'est. s':>9}  basis (cells behind it)"]
-    totals, prices = [], []
+    totals, prices, seeded = [], [], 0
     for model, mine in models.items():
         seconds, bases = 0.0, {}  # basis -> the history cells behind it, each counted once
+        first = "seeded" if picks and has_picks(picks, mine[0]) else "cold"
+        seeded += first == "seeded"
         for i, cell in enumerate(mine):
-            s, basis, pool = _cost(history, model, cell["config"], dtype, cold=i == 0)
+            s, basis, pool = _cost(history, model, cell["config"], dtype, first if i == 0 else "warm")
             seconds += s
             prices.append(s)
             bases.setdefault(basis, set()).update(map(id, pool))
@@ -116,7 +135,7 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
         return "\n".join(lines[:1] + ["nothing to run: every cell is done"])
     total = sum(totals)
     lanes = ", ".join(f"{n} lanes about {_lanes(totals, n):,.0f} s" for n in (2, 4) if n <= len(totals))
-    lines.append(f"total: {len(cells)} cells, {len(models)} cold, about {total:,.0f} s ({total / 60:.0f} min) on one "
+    lines.append(f"total: {len(cells)} cells, {len(models) - seeded} cold{f', {seeded} seeded' if seeded else ''}, about {total:,.0f} s ({total / 60:.0f} min) on one "
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
     if budget is not None:
         runs, over = _runs(prices, budget)
@@ -145,12 +164,13 @@ class Budget:
         self.start = time.perf_counter()
         self.first = True
 
-    def check(self, cell: dict, cold: bool) -> None:
+    def check(self, cell: dict, state: str) -> None:
+        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``)."""
         history = self.files + _timed(self.rows.values(), self.device, self.mode)
         first, self.first = self.first, False
         if not history or first:
             return
-        price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], cold)
+        price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], state)
         left = self.seconds - (time.perf_counter() - self.start)
         if price > left:
             raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "

@@ -94,6 +94,12 @@ def run_of(cell: dict) -> str | None:
     return cell.get("from_file")
 
 
+def _compiled_from(cell: dict) -> str | None:
+    """How a cell's compile started: cold (it benchmarked the autotuning choices as it went) or warm;
+    a cell seeded by ``bench --picks`` reads its picks as a warm one does."""
+    return "warm" if cell.get("cache") == "seeded" else cell.get("cache")
+
+
 def paired_with_all(row_cells: list[dict], all_cells: list[dict]) -> list[tuple[float, float]]:
     """(the row's speedup, `all`'s speedup in the same run) for each ok process of a row of one model.
 
@@ -110,7 +116,7 @@ def paired_with_all(row_cells: list[dict], all_cells: list[dict]) -> list[tuple[
     for r in row_cells:
         if r["status"] == "ok" and ok_all:
             mates = [a for a in ok_all if run_of(a) == run_of(r)] or ok_all
-            mates = [a for a in mates if a.get("cache") == r.get("cache")] or mates
+            mates = [a for a in mates if _compiled_from(a) == _compiled_from(r)] or mates
             pairs.append((r["speedup"], geomean([a["speedup"] for a in mates])))
     return pairs
 
@@ -324,11 +330,14 @@ def time_split(cells: list[dict], wall_s: float | None = None) -> str:
     line = "time split over {} cells ({:.0f} s of cell processes{}): ".format(
         len(ran), busy, f"; run wall {wall_s:.0f} s" if wall_s else "")
     line += ", ".join(f"{name} {secs:.0f} s ({100 * secs / busy:.0f}%)" for name, secs in parts)
-    cold = [c["compile_s"] for c in ran if c.get("cache") == "cold" and c.get("compile_s") is not None]
-    warm = [c["compile_s"] for c in ran if c.get("cache") == "warm" and c.get("compile_s") is not None]
-    if cold and warm:
-        line += (f"\ncompile: {len(cold)} cold cells (a model's first, empty cache) mean {_mean(cold):.1f} s; "
-                 f"{len(warm)} warm cells (autotuning and kernels reused) mean {_mean(warm):.1f} s")
+    states = [(state, what, [c["compile_s"] for c in ran if c.get("cache") == state and c.get("compile_s") is not None])
+              for state, what in (("cold", "a model's first, empty cache"),
+                                  ("seeded", "a model's first, from --picks' autotuning picks"),
+                                  ("warm", "autotuning and kernels reused"))]
+    states = [s for s in states if s[2]]
+    if len(states) > 1:
+        line += "\ncompile: " + "; ".join(f"{len(secs)} {state} cells ({what}) mean {_mean(secs):.1f} s"
+                                          for state, what, secs in states)
     return line
 
 

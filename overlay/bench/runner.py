@@ -147,13 +147,46 @@ def _context(device: str):
     return ctx
 
 
+def cache_name(cell: dict) -> str:
+    """The name of a model's shared cache directory (one per model, dtype, mode and device), and of
+    its folder of autotuning picks under ``bench --picks``."""
+    return "-".join(str(cell[k]) for k in ("model", "dtype", "mode", "device")).replace(":", "_").replace("/", "_")
+
+
 def cache_dirs(root: str, cell: dict, shared: bool) -> tuple[str, str]:
     """(Inductor's cache directory, this cell's own directory for FX-graph/AOTAutograd artifacts and
     its log).  Shared: one Inductor directory per model, setting and run, so its cells reuse the
     model's autotuning results and compiled kernels; every cell's graph artifacts stay its own."""
-    name = "-".join(str(cell[k]) for k in ("model", "dtype", "mode", "device")).replace(":", "_").replace("/", "_")
+    name = cache_name(cell)
     own = tempfile.mkdtemp(dir=root, prefix=f"{name}-{cell['config']}-")
     return (os.path.join(root, name) if shared else own), own
+
+
+#: where, under an Inductor cache directory, the autotuning picks live: select_algorithm's
+#: PersistentCache, one JSON file per system (GPU or CPU, torch, triton) holding each matmul
+#: template choice's benchmarked time, keyed by op and input shapes and layouts
+PICKS_SUBDIR = "cache"
+
+
+def has_picks(picks: str, cell: dict) -> bool:
+    """Whether ``bench --picks`` holds autotuning picks for this cell's model and setting."""
+    return _has_files(os.path.join(picks, cache_name(cell)))
+
+
+def seed_picks(picks: str, cell: dict, cache_dir: str) -> None:
+    """Copy the saved picks of the cell's model and setting into its (empty) cache directory, so its
+    first cell compiles with them instead of benchmarking every matmul choice again.  Picks of another
+    system (GPU, torch, triton) sit in a file Inductor does not read there: that cell autotunes as a
+    cold one does, which its ``autotune_s`` shows."""
+    shutil.copytree(os.path.join(picks, cache_name(cell)), os.path.join(cache_dir, PICKS_SUBDIR), dirs_exist_ok=True)
+
+
+def save_picks(picks: str, cell: dict, cache_dir: str) -> None:
+    """Copy the cache directory's picks (what the cell benchmarked, and what it was seeded with) to
+    ``picks``, where a later run, on a fresh machine too, starts from them."""
+    src = os.path.join(cache_dir, PICKS_SUBDIR)
+    if _has_files(src):
+        shutil.copytree(src, os.path.join(picks, cache_name(cell)), dirs_exist_ok=True)
 
 
 def _has_files(path: str) -> bool:
@@ -208,7 +241,8 @@ def _by_claim(todo: list[dict], claims: tuple[str, int] | None):
 def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
                timeout: float, progress: bool = True, cpu_templates: bool = False,
                caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
-               claims: tuple[str, int] | None = None, budget: tuple[float, list[str]] | None = None) -> dict:
+               claims: tuple[str, int] | None = None, budget: tuple[float, list[str]] | None = None,
+               picks: str | None = None) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
     timeout, are run again), saving after each one.
 
@@ -219,7 +253,9 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     ``claims``: (directory, lane) to take whole models from a queue shared with other lanes
     (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims.
     ``budget``: (seconds, results files to price cells from): stop, as if interrupted, before a
-    cell priced above the seconds left (``estimate.Budget``)."""
+    cell priced above the seconds left (``estimate.Budget``).  ``picks``: a folder of autotuning
+    picks (``bench --picks``): a model's first cell starts from its picks there (``cache`` "seeded"
+    instead of "cold"), and every cell's picks are saved there after it."""
     rows = kept_on_resume(results_path)
     pricer = None
     if budget is not None and cells:
@@ -257,16 +293,23 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 bar.set_description(f"{cell['model']} / {cell['config']}")
                 cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
                 warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
+                state = "warm" if warm else "seeded" if picks and has_picks(picks, cell) else "cold"
                 if pricer is not None:
                     try:
-                        pricer.check(cell, cold=not warm)
+                        pricer.check(cell, state)
                     except KeyboardInterrupt:  # not started: leave no directory of it behind
                         shutil.rmtree(artifact_dir, ignore_errors=True)
                         raise
+                if state == "seeded":
+                    seed_picks(picks, cell, cache_dir)
                 task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
                         "cache_dir": cache_dir, "artifact_dir": artifact_dir}
-                row = _run_one(ctx, task, timeout)
-                row["cache"] = "warm" if warm else "cold"
+                try:
+                    row = _run_one(ctx, task, timeout)
+                finally:  # a cell stopped by a time limit keeps what it benchmarked, too
+                    if picks:
+                        save_picks(picks, cell, cache_dir)
+                row["cache"] = state
                 rows[cell_key(cell)] = row
                 save_results(results_path, rows, meta)
                 shutil.rmtree(artifact_dir, ignore_errors=True)
