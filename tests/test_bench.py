@@ -706,11 +706,12 @@ def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
     deadline = time.time() + 300
     while not (written.is_dir() and os.listdir(written)) and proc.poll() is None and time.time() < deadline:
         time.sleep(0.2)
+    names = sorted(os.listdir(written))
     proc.send_signal(signal.SIGTERM)
     out = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130 or "results:" in out, out  # stopped in the cell (or it had just finished)
     kept = tmp_path / "picks" / "mlp_gelu-float32-inference-cpu"
-    assert sorted(os.listdir(kept)) == sorted(os.listdir(written)), out
+    assert sorted(os.listdir(kept)) == names, out
     assert json.loads(next(kept.iterdir()).read_text())["cache"], out
 
 
