@@ -634,6 +634,29 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no timed inference cell on cpu" in proc.stderr
 
 
+def test_estimate_prices_a_model_without_cells_of_this_mode_from_the_other_mode_scaled(tmp_path):
+    """A model that never ran in training, but did in inference, is priced from its inference cells
+    times the median ratio (training over inference) of the models that ran both, cold and warm
+    apart; a model with neither still falls back to every model's median."""
+    def row(model, config, cache, wall, mode):
+        return dict(suite="s", model=model, config=config, device="cuda", dtype="bfloat16", mode=mode,
+                    status="ok", cache=cache, wall_s=wall)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        row("tiny", "all", "cold", 300, "training"), row("tiny", "no-fusion", "warm", 60, "training"),
+        row("tiny", "all", "cold", 100, "inference"), row("tiny", "no-fusion", "warm", 30, "inference"),
+        row("tiny2", "all", "cold", 50, "inference"), row("tiny2", "no-fusion", "warm", 10, "inference")]}))
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny2,tiny3", "--configs", "all,no-fusion", "--mode",
+                 "training", "--dtype", "bfloat16", "--device", "cuda", "--estimate", str(history), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    # tiny2: 50 x 3.00 (300/100) cold + 10 x 2.00 (60/30) warm
+    assert lines["tiny2"].split()[1:3] == ["2", "170"], lines["tiny2"]
+    assert "inference cold cells x 3.00 (the median ratio of 1 models) (1)" in lines["tiny2"]
+    assert lines["tiny3"].split()[1:3] == ["2", "360"] and "no history" in lines["tiny3"]  # 300 + 60
+    assert "(and 4 inference cells, for a model with none of training)" in proc.stdout
+
+
 def test_budget_stops_before_a_cell_priced_above_the_seconds_left_and_the_run_resumes(tmp_path):
     """--budget: tiny's cells are priced at a few seconds and run; tiny2's `all` is priced at an hour
     (from a --history file), so the run stops before it, as an interrupted run does (exit 130, the

@@ -51,11 +51,29 @@ def _median(cells: list[dict]) -> float:
     return statistics.median(c["wall_s"] for c in cells)
 
 
-def _cost(history: list[dict], model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
+def _other_mode(mode: str) -> str:
+    return "inference" if mode == "training" else "training"
+
+
+def _mode_ratio(history: list[dict], other: list[dict], state: str) -> tuple[float | None, int]:
+    """(the median over models with ``state`` cells in both modes of this mode's median over the
+    other's, how many models): how much dearer a training cell is than an inference one, or the reverse."""
+    ratios = []
+    for model in {c["model"] for c in history} & {c["model"] for c in other}:
+        mine = [c for c in history if c["model"] == model and c.get("cache") == state]
+        theirs = [c for c in other if c["model"] == model and c.get("cache") == state]
+        if mine and theirs:
+            ratios.append(_median(mine) / _median(theirs))
+    return (statistics.median(ratios) if ratios else None), len(ratios)
+
+
+def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
+          other_mode: list[dict] = ()) -> tuple[float, str, list[dict]]:
     """(seconds, where they come from, the cells behind them) for one cell whose cache starts
     ``state``: cold (empty), warm (its model's earlier cells filled it) or seeded (``bench --picks``:
     autotuning picks only, so it compiles as a cold cell does without benchmarking); the narrowest
-    history that has it."""
+    history that has it.  ``other_mode``: cells of the other mode, which price a model that has none of
+    this one, scaled by the median ratio of the models that have both."""
     mine = [c for c in history if c["model"] == model]
     same_dtype = [c for c in mine if c["dtype"] == dtype]
     mine, other = (same_dtype, "") if same_dtype else (mine, ", other dtype")
@@ -74,6 +92,15 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str) 
         pool = [c for c in mine if c.get("cache") == want]
         if pool:
             return _median(pool), f"this model's warm cells{other}", pool
+    theirs = [c for c in other_mode if c["model"] == model]
+    theirs = [c for c in theirs if c["dtype"] == dtype] or theirs
+    ratio, models = _mode_ratio(history, other_mode, want)
+    if not mine and theirs and ratio:
+        pool = [c for c in theirs if c.get("cache") == want and c["config"] == config] or \
+            [c for c in theirs if c.get("cache") == want]
+        if pool:
+            return (_median(pool) * ratio, f"{pool[0]['mode']} {want} cells x {ratio:.2f} (the median ratio of "
+                    f"{models} models)", pool)
     pool = [c for c in history if c.get("cache") == want]
     if pool:
         return _median(pool), NO_HISTORY if not mine else f"every model's {want} median", pool
@@ -111,10 +138,12 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     from .runner import has_picks
 
     history = _history(history_paths, device, mode)
+    other_mode = _read(history_paths, device, _other_mode(mode))
     models: dict[str, list[dict]] = {}
     for cell in cells:
         models.setdefault(cell["model"], []).append(cell)
-    lines = [f"estimate from {len(history)} timed {mode} cells on {_kind(device)} in {', '.join(history_paths)}: "
+    scale = f" (and {len(other_mode)} {_other_mode(mode)} cells, for a model with none of {mode})" if other_mode else ""
+    lines = [f"estimate from {len(history)} timed {mode} cells{scale} on {_kind(device)} in {', '.join(history_paths)}: "
              f"cell process walls (a model's first cell counted cold, as on a fresh box), not a device call's "
              f"start, nor a cell that a call's end cuts",
              f"{'model':<28}{'cells':>6}{'est. s':>9}  basis (cells behind it)"]
@@ -124,7 +153,7 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
         first = "seeded" if picks and has_picks(picks, mine[0]) else "cold"
         seeded += first == "seeded"
         for i, cell in enumerate(mine):
-            s, basis, pool = _cost(history, model, cell["config"], dtype, first if i == 0 else "warm")
+            s, basis, pool = _cost(history, model, cell["config"], dtype, first if i == 0 else "warm", other_mode)
             seconds += s
             prices.append(s)
             bases.setdefault(basis, set()).update(map(id, pool))
@@ -161,6 +190,7 @@ class Budget:
     def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str):
         self.seconds, self.rows, self.device, self.mode = seconds, rows, device, mode
         self.files = _read(paths, device, mode)
+        self.other_mode = _read(paths, device, _other_mode(mode))
         self.start = time.perf_counter()
         self.first = True
 
@@ -170,7 +200,7 @@ class Budget:
         first, self.first = self.first, False
         if not history or first:
             return
-        price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], state)
+        price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], state, self.other_mode)
         left = self.seconds - (time.perf_counter() - self.start)
         if price > left:
             raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "
