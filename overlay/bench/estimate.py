@@ -92,13 +92,13 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
         pool = [c for c in mine if c.get("cache") == want]
         if pool:
             return _median(pool), f"this model's warm cells{other}", pool
-    theirs = [c for c in other_mode if c["model"] == model]
+    theirs = [c for c in other_mode if c["model"] == model] if not mine else []
     theirs = [c for c in theirs if c["dtype"] == dtype] or theirs
-    ratio, models = _mode_ratio(history, other_mode, want)
-    if not mine and theirs and ratio:
-        pool = [c for c in theirs if c.get("cache") == want and c["config"] == config] or \
-            [c for c in theirs if c.get("cache") == want]
-        if pool:
+    pool = [c for c in theirs if c.get("cache") == want and c["config"] == config] or \
+        [c for c in theirs if c.get("cache") == want]
+    if pool:
+        ratio, models = _mode_ratio(history, other_mode, want)
+        if ratio:
             return (_median(pool) * ratio, f"{pool[0]['mode']} {want} cells x {ratio:.2f} (the median ratio of "
                     f"{models} models)", pool)
     pool = [c for c in history if c.get("cache") == want]
