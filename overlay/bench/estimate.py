@@ -4,8 +4,8 @@ from the process wall times of earlier runs' cells, before any device time is sp
 A cell costs what cells of the same model, config, device and mode cost before: a model's first
 cell compiles on an empty cache (cold: it autotunes), the others reuse it (warm); under ``--picks`` a
 model's first cell starts from earlier autotuning picks (seeded: a cold compile without its
-benchmarking).  Where a model or
-a config has no history, a wider median stands in, and the table says which one."""
+benchmarking).  Where a model or a config has no history, a wider median stands in, and the table
+says which one."""
 from __future__ import annotations
 
 import statistics
@@ -28,23 +28,24 @@ def _timed(cells, device: str, mode: str) -> list[dict]:
             and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
 
 
-def _read(paths: list[str], device: str, mode: str) -> list[dict]:
+def _read(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
+    """The timed cells of ``paths`` on that kind of device: (those of ``mode``, those of the other
+    mode), each file read once."""
     from .runner import read_results_file
 
     cells = []
     for path in paths:
-        cells += _timed(read_results_file(path, "give results files written by `bench` or `merge`")["cells"],
-                        device, mode)
-    return cells
+        cells += read_results_file(path, "give results files written by `bench` or `merge`")["cells"]
+    return _timed(cells, device, mode), _timed(cells, device, _other_mode(mode))
 
 
-def _history(paths: list[str], device: str, mode: str) -> list[dict]:
-    """The timed cells of ``paths`` on that kind of device and mode; none is an error."""
-    cells = _read(paths, device, mode)
+def _history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
+    """``_read``; no timed cell of ``mode`` is an error."""
+    cells, other_mode = _read(paths, device, mode)
     if not cells:
         raise UsageError(f"--estimate {','.join(paths)}: no timed {mode} cell on {_kind(device)} there; "
                          f"give results files of a run on that device and mode")
-    return cells
+    return cells, other_mode
 
 
 def _median(cells: list[dict]) -> float:
@@ -76,22 +77,22 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
     this one, scaled by the median ratio of the models that have both."""
     mine = [c for c in history if c["model"] == model]
     same_dtype = [c for c in mine if c["dtype"] == dtype]
-    mine, other = (same_dtype, "") if same_dtype else (mine, ", other dtype")
+    mine, dtype_note = (same_dtype, "") if same_dtype else (mine, ", other dtype")
     this = [c for c in mine if c["config"] == config]
     for pool, basis in (([c for c in this if c.get("cache") == state], f"this cell {state}"),
                         ([c for c in mine if c.get("cache") == state], f"this model's {state} cells")):
         if pool:
-            return _median(pool), basis + other, pool
+            return _median(pool), basis + dtype_note, pool
     want = state
     if state == "seeded":  # no seeded history: a cold compile of the cell less its autotuning, or a warm one
         cold = [c for c in this if c.get("cache") == "cold" and isinstance(c.get("autotune_s"), (int, float))]
         if cold:
             return (statistics.median(c["wall_s"] - c["autotune_s"] for c in cold),
-                    f"this cell cold, less its autotuning{other}", cold)
+                    f"this cell cold, less its autotuning{dtype_note}", cold)
         want = "warm"
         pool = [c for c in mine if c.get("cache") == want]
         if pool:
-            return _median(pool), f"this model's warm cells{other}", pool
+            return _median(pool), f"this model's warm cells{dtype_note}", pool
     theirs = [c for c in other_mode if c["model"] == model] if not mine else []
     theirs = [c for c in theirs if c["dtype"] == dtype] or theirs
     pool = [c for c in theirs if c.get("cache") == want and c["config"] == config] or \
@@ -105,7 +106,7 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
     if pool:
         return _median(pool), NO_HISTORY if not mine else f"every model's {want} median", pool
     if mine:  # no cell of that cache state anywhere: the model's own cells, not other models'
-        return _median(mine), f"this model's cells{other}", mine
+        return _median(mine), f"this model's cells{dtype_note}", mine
     return _median(history), NO_HISTORY, history
 
 
@@ -137,8 +138,7 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     model with picks there starts seeded, not cold."""
     from .runner import has_picks
 
-    history = _history(history_paths, device, mode)
-    other_mode = _read(history_paths, device, _other_mode(mode))
+    history, other_mode = _history(history_paths, device, mode)
     models: dict[str, list[dict]] = {}
     for cell in cells:
         models.setdefault(cell["model"], []).append(cell)
@@ -189,8 +189,7 @@ class Budget:
 
     def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str):
         self.seconds, self.rows, self.device, self.mode = seconds, rows, device, mode
-        self.files = _read(paths, device, mode)
-        self.other_mode = _read(paths, device, _other_mode(mode))
+        self.files, self.other_mode = _read(paths, device, mode)
         self.start = time.perf_counter()
         self.first = True
 
