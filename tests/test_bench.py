@@ -634,6 +634,38 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no timed inference cell on cpu" in proc.stderr
 
 
+def test_a_lane_out_of_budget_claims_no_more_models_and_leaves_them_to_the_other_lane(tmp_path):
+    """--claims with --budget: lane 1 runs tiny, claims tiny2 and cannot start it (priced at an
+    hour), so it claims nothing more: tiny3 stays free and lane 2 takes it. tiny2 stays lane 1's,
+    first in its next run."""
+    def row(model, wall):
+        return dict(suite="s", model=model, config="all", device="cpu", dtype="float32", mode="inference",
+                    status="ok", cache="cold", wall_s=wall)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [row("tiny", 2), row("tiny2", 3600), row("tiny3", 2)]}))
+    claims = tmp_path / "claims"
+    args = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all", "--repeat", "3",
+            "--claims", str(claims))
+    lane1, lane2 = tmp_path / "lane1.json", tmp_path / "lane2.json"
+    proc = bench(*args, "--shard", "1/2", "--json", str(lane1), "--budget", "600", "--history", str(history),
+                 tmp_path=tmp_path)
+    assert proc.returncode == 130 and "1 cell(s) not started" in proc.stderr, proc.stderr
+    assert set(cells(lane1)) == {("tiny", "all")} and sorted(os.listdir(claims)) == ["tiny", "tiny2"]
+    proc = bench(*args, "--shard", "2/2", "--json", str(lane2), tmp_path=tmp_path)
+    assert proc.returncode == 0 and set(cells(lane2)) == {("tiny3", "all")}, proc.stderr
+
+
+def test_budget_runs_count_a_model_left_for_the_next_run_while_later_models_fill_this_one():
+    """As the runner packs under --budget: with 100 s used and 235 s left, the second model's 238 s
+    `all` waits, and the third model's 130 + 100 s run in the first run; the second model's two
+    cells make the second run. Stopping at the first cell that does not fit would take three."""
+    from inductor_ablate.bench.estimate import _runs
+
+    assert _runs([[100], [238, 80], [130, 100]], 335) == (2, 0)
+    # 400 > 335 starts the second run, as its first cell, whatever its price; its 80 s wait for a third
+    assert _runs([[100], [400, 80], [130]], 335) == (3, 1)
+
+
 def test_estimate_prices_a_model_without_cells_of_this_mode_from_the_other_mode_scaled(tmp_path):
     """A model that never ran in training, but did in inference, is priced from its inference cells
     times the median ratio (training over inference) of the models that ran both, cold and warm
@@ -657,30 +689,33 @@ def test_estimate_prices_a_model_without_cells_of_this_mode_from_the_other_mode_
     assert "(and 4 inference cells, for a model with none of training)" in proc.stdout
 
 
-def test_budget_stops_before_a_cell_priced_above_the_seconds_left_and_the_run_resumes(tmp_path):
+def test_budget_leaves_a_cell_priced_above_the_seconds_left_runs_the_next_models_and_resumes(tmp_path):
     """--budget: tiny's cells are priced at a few seconds and run; tiny2's `all` is priced at an hour
-    (from a --history file), so the run stops before it, as an interrupted run does (exit 130, the
-    finished cells kept, no directory of the unstarted cell left); the same command without the
-    budget then runs only tiny2's cells."""
+    (from a --history file), so neither it nor tiny2's later cell starts, but tiny3's cheap cells
+    after them do; then the run stops as an interrupted run does (exit 130, the finished cells
+    kept, no directory of the unstarted cells left); the same command without the budget then runs
+    only tiny2's cells."""
     def row(model, config, cache, wall):
         return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
                     status="ok", cache=cache, wall_s=wall)
     history = tmp_path / "history.json"
     history.write_text(json.dumps({"meta": {}, "cells": [
-        row("tiny", "all", "cold", 2), row("tiny", "no-fusion", "warm", 2), row("tiny2", "all", "cold", 3600)]}))
+        row("tiny", "all", "cold", 2), row("tiny", "no-fusion", "warm", 2), row("tiny2", "all", "cold", 3600),
+        row("tiny3", "all", "cold", 2)]}))
     results = tmp_path / "r.json"
-    common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion", "--repeat", "3",
+    common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion", "--repeat", "3",
               "--json", str(results))
     proc = bench(*common, "--budget", "600", "--history", str(history), tmp_path=tmp_path)
     assert proc.returncode == 130, proc.stderr  # tiny's `all` first: a run's first cell starts whatever its price
     assert "stopped for --budget: tiny2 / all is priced at 3600 s (this cell cold (1))" in proc.stderr
-    assert set(cells(results)) == {("tiny", "all"), ("tiny", "no-fusion")}
+    assert "2 cell(s) not started (the later models' cells that fitted ran)" in proc.stderr
+    assert set(cells(results)) == {(m, c) for m in ("tiny", "tiny3") for c in ("all", "no-fusion")}
     cache_root = tmp_path / "r.inductor-cache"  # kept for the resumed run, but holds no directory of tiny2's
     assert not [d for d in os.listdir(cache_root) if d.startswith("tiny2")]
     proc = bench(*common, tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert set(cells(results)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-fusion")}
-    assert "2 of 4 cells already in" in proc.stderr
+    assert set(cells(results)) == {(m, c) for m in ("tiny", "tiny2", "tiny3") for c in ("all", "no-fusion")}
+    assert "4 of 6 cells already in" in proc.stderr
     # a run's first cell starts whatever its price: else every later run would stop at the same cell
     proc = bench("bench", "--suite", SUITE, "--models", "tiny2", "--configs", "all,no-fusion", "--repeat", "3",
                  "--json", str(tmp_path / "r2.json"), "--budget", "600", "--history", str(history), tmp_path=tmp_path)

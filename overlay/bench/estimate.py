@@ -118,16 +118,22 @@ def _lanes(per_model: list[float], lanes: int) -> float:
     return max(load)
 
 
-def _runs(prices: list[float], budget: float) -> tuple[int, int]:
-    """(runs, cells priced above the budget) for one lane under ``--budget``, as ``Budget`` stops:
-    each run takes cells in order until the next would not fit; its first cell starts whatever its
-    price."""
-    runs, used, over = 1, 0.0, 0
-    for price in prices:
-        if used and used + price > budget:
-            runs, used = runs + 1, 0.0
-        over += price > budget
-        used += price
+def _runs(models: list[list[float]], budget: float) -> tuple[int, int]:
+    """(runs, cells priced above the budget) for one lane under ``--budget``, as ``run_matrix``
+    runs them: each run takes each model's cells in order while they fit, leaves the rest of a
+    model at its first cell that does not, and goes on with the next models; what is left waits for
+    the next run, in the same order.  A run's first cell starts whatever its price."""
+    runs, over = 0, sum(price > budget for prices in models for price in prices)
+    while models:
+        runs, used, left = runs + 1, 0.0, []
+        for prices in models:
+            fits = 0
+            while fits < len(prices) and (not used or used + prices[fits] <= budget):
+                used += prices[fits]
+                fits += 1
+            if fits < len(prices):
+                left.append(prices[fits:])
+        models = left
     return runs, over
 
 
@@ -147,15 +153,16 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
              f"cell process walls (a model's first cell counted cold, as on a fresh box), not a device call's "
              f"start, nor a cell that a call's end cuts",
              f"{'model':<28}{'cells':>6}{'est. s':>9}  basis (cells behind it)"]
-    totals, prices, seeded = [], [], 0
+    totals, prices, seeded = [], [], 0  # prices: per model, each cell's seconds
     for model, mine in models.items():
         seconds, bases = 0.0, {}  # basis -> the history cells behind it, each counted once
         first = "seeded" if picks and has_picks(picks, mine[0]) else "cold"
         seeded += first == "seeded"
+        prices.append([])
         for i, cell in enumerate(mine):
             s, basis, pool = _cost(history, model, cell["config"], dtype, first if i == 0 else "warm", other_mode)
             seconds += s
-            prices.append(s)
+            prices[-1].append(s)
             bases.setdefault(basis, set()).update(map(id, pool))
         totals.append(seconds)
         lines.append(f"{model:<28}{len(mine):>6}{seconds:>9.0f}  "
@@ -168,8 +175,8 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
     if budget is not None:
         runs, over = _runs(prices, budget)
-        lines.append(f"under --budget {budget:g}: {runs} runs of one lane, each stopping before a cell that would not "
-                     f"fit" + (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit "
+        lines.append(f"under --budget {budget:g}: {runs} runs of one lane, each leaving a model at its first cell "
+                     f"that would not fit and going on with the next models' cells that fit" + (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit "
                                f"of that length would cut them" if over else ""))
     return "\n".join(lines)
 
@@ -182,7 +189,8 @@ class BudgetSpent(KeyboardInterrupt):
 class Budget:
     """``bench --budget SECONDS``: before each cell, its price (as ``--estimate`` prices it, from
     the ``--skip-done`` and ``--history`` files and the cells this results file already holds); a
-    cell priced above the seconds left is not started.  A device call that ends at a hard limit
+    cell priced above the seconds left is not started (``run_matrix`` then goes on with the next
+    models' cells that fit).  A device call that ends at a hard limit
     then ends before a cell it would cut, whose seconds would be lost, and not after it.  A cell
     with no history at all to price it from is started, and so is the run's first cell whatever its
     price: stopping before it would leave every later run stuck at the same cell."""

@@ -12,6 +12,7 @@ import time
 
 from ..errors import UsageError
 from .configs import by_name
+from .estimate import Budget, BudgetSpent
 
 KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
 
@@ -218,11 +219,12 @@ def claim(claims_dir: str, model: str, lane: int) -> bool:
     return True
 
 
-def _by_claim(todo: list[dict], claims: tuple[str, int] | None):
+def _by_claim(todo: list[dict], claims: tuple[str, int] | None, claiming=lambda: True):
     """The cells to run, model by model.  Without ``claims``: all of them, in order.  With
     ``(claims_dir, lane)``: lanes share one queue of whole models; this lane finishes the models it
     claimed in an earlier run first, then claims each next free model when it is ready for it, so a
-    lane whose models were cheap takes more of them instead of idling."""
+    lane whose models were cheap takes more of them instead of idling.  Once ``claiming()`` is
+    false, it claims no more (a lane out of budget leaves the free models to the others)."""
     models: dict[str, list[dict]] = {}
     for cell in todo:
         models.setdefault(cell["model"], []).append(cell)
@@ -234,7 +236,8 @@ def _by_claim(todo: list[dict], claims: tuple[str, int] | None):
     # stable sort: the models this lane claimed in an earlier run first, then the rest in order
     order = sorted(models, key=lambda m: _owner(_claim_path(claims_dir, m)) != str(lane))
     for model in order:
-        if claim(claims_dir, model, lane):
+        mine = _owner(_claim_path(claims_dir, model)) == str(lane)
+        if (mine or claiming()) and claim(claims_dir, model, lane):
             yield models[model]
 
 
@@ -252,15 +255,14 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     for models that cannot be built here (a missing package): their cells are n/a rows.
     ``claims``: (directory, lane) to take whole models from a queue shared with other lanes
     (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims.
-    ``budget``: (seconds, results files to price cells from): stop, as if interrupted, before a
-    cell priced above the seconds left (``estimate.Budget``).  ``picks``: a folder of autotuning
+    ``budget``: (seconds, results files to price cells from): a cell priced above the seconds left
+    is not started, nor are its model's later cells (they would lose its warm cache); the run goes
+    on with the next models' cells that fit, then stops as if interrupted (``estimate.Budget``).  ``picks``: a folder of autotuning
     picks (``bench --picks``): a model's first cell starts from its picks there (``cache`` "seeded"
     instead of "cold"), and every cell's picks are saved there after it."""
     rows = kept_on_resume(results_path)
     pricer = None
     if budget is not None and cells:
-        from .estimate import Budget
-
         pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"])
     todo = [c for c in cells if cell_key(c) not in rows]
 
@@ -284,8 +286,9 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     cache_root = cache_root or os.path.splitext(results_path)[0] + ".inductor-cache"
     os.makedirs(cache_root, exist_ok=True)
     finished = False
+    not_started, first_stop = 0, None  # cells the budget did not start, and why the first was not
     try:
-        for group in _by_claim(todo, claims):
+        for group in _by_claim(todo, claims, claiming=lambda: first_stop is None):
             if claims is not None:
                 group = runnable(group)
                 save_results(results_path, rows, meta)
@@ -297,9 +300,11 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 if pricer is not None:
                     try:
                         pricer.check(cell, state)
-                    except KeyboardInterrupt:  # not started: leave no directory of it behind
+                    except BudgetSpent as exc:  # not started, nor its model's later cells
                         shutil.rmtree(artifact_dir, ignore_errors=True)
-                        raise
+                        not_started += len(group) - group.index(cell)
+                        first_stop = first_stop or exc
+                        break
                 if state == "seeded":
                     seed_picks(picks, cell, cache_dir)
                 task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
@@ -314,6 +319,9 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 save_results(results_path, rows, meta)
                 shutil.rmtree(artifact_dir, ignore_errors=True)
                 bar.update(1)
+        if first_stop is not None:
+            raise BudgetSpent(f"{first_stop}; {not_started} cell(s) not started (the later models' cells that "
+                              f"fitted ran)")
         finished = True
     finally:
         bar.close()
