@@ -121,6 +121,10 @@ def test_findings_table_marks_a_per_model_share_whose_code_was_alls_own(tmp_path
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "0"], "--errors 0: expected 1 or more"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "2", "--kernels"], "not allowed with"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--bytes", "--kernels"], "not allowed with"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "nosuch=1"], "has no Inductor option 'nosuch'"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization=3"],
+     "layout_optimization is a bool (now True)"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization"], "expected KEY=VALUE"),
     ("bytes_by_switch.py", ["nosuchmodel"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
 ])
@@ -131,6 +135,21 @@ def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
     assert proc.stdout == ""
 
+
+
+def test_model_latency_set_takes_a_row_apart_one_inductor_option_at_a_time():
+    """``--set KEY=VALUE``: on a conv + batch norm training step (CPU, where mkldnn convolutions get
+    channels-last layouts), ``layout_optimization=False`` alone generates the kernel count of the
+    whole ``no-loop-reorder`` row, and another count than ``all``'s."""
+    def kernels(*args):
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "conv_bn_block",
+                               "--device", "cpu", "--mode", "training", "--kernels", *args],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        return int(proc.stdout.split()[-1])
+
+    layout_off = kernels("--set", "layout_optimization=False")
+    assert layout_off == kernels("--config", "no-loop-reorder") and layout_off != kernels()
 
 
 def test_model_latency_errors_names_the_gradients_farthest_from_eager():
