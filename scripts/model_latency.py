@@ -31,6 +31,7 @@ wrong in its logic stays wrong there.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import os
 import statistics
@@ -67,8 +68,6 @@ def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> No
 def inductor_setting(text: str) -> tuple[str, object]:
     """``KEY=VALUE`` -> (key, value) for ``torch._inductor.config``: the key must be one of its
     options, and the value is read as a Python literal (``False``, ``0``, ``'ATEN'``), else as text."""
-    import ast
-
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise UsageError(f"--set {text!r}: expected KEY=VALUE, e.g. layout_optimization=False")

@@ -175,9 +175,10 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
     if budget is not None:
         runs, over = _runs(prices, budget)
+        over_note = (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit of that "
+                     f"length would cut them") if over else ""
         lines.append(f"under --budget {budget:g}: {runs} runs of one lane, each leaving a model at its first cell "
-                     f"that would not fit and going on with the next models' cells that fit" + (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit "
-                               f"of that length would cut them" if over else ""))
+                     f"that would not fit and going on with the next models' cells that fit{over_note}")
     return "\n".join(lines)
 
 
@@ -190,8 +191,8 @@ class Budget:
     """``bench --budget SECONDS``: before each cell, its price (as ``--estimate`` prices it, from
     the ``--skip-done`` and ``--history`` files and the cells this results file already holds); a
     cell priced above the seconds left is not started (``run_matrix`` then goes on with the next
-    models' cells that fit).  A device call that ends at a hard limit
-    then ends before a cell it would cut, whose seconds would be lost, and not after it.  A cell
+    models' cells that fit).  A device call that ends at a hard limit then ends before a cell it
+    would cut, whose seconds would be lost, and not after it.  A cell
     with no history at all to price it from is started, and so is the run's first cell whatever its
     price: stopping before it would leave every later run stuck at the same cell."""
 

@@ -257,9 +257,10 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims.
     ``budget``: (seconds, results files to price cells from): a cell priced above the seconds left
     is not started, nor are its model's later cells (they would lose its warm cache); the run goes
-    on with the next models' cells that fit, then stops as if interrupted (``estimate.Budget``).  ``picks``: a folder of autotuning
-    picks (``bench --picks``): a model's first cell starts from its picks there (``cache`` "seeded"
-    instead of "cold"), and every cell's picks are saved there after it."""
+    on with the next models' cells that fit, then stops as if interrupted (``estimate.Budget``).
+    ``picks``: a folder of autotuning picks (``bench --picks``): a model's first cell starts from
+    its picks there (``cache`` "seeded" instead of "cold"), and every cell's picks are saved there
+    after it."""
     rows = kept_on_resume(results_path)
     pricer = None
     if budget is not None and cells:
