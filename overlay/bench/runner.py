@@ -234,10 +234,9 @@ def _by_claim(todo: list[dict], claims: tuple[str, int] | None, claiming=lambda:
     claims_dir, lane = claims
     os.makedirs(claims_dir, exist_ok=True)
     # stable sort: the models this lane claimed in an earlier run first, then the rest in order
-    order = sorted(models, key=lambda m: _owner(_claim_path(claims_dir, m)) != str(lane))
-    for model in order:
-        mine = _owner(_claim_path(claims_dir, model)) == str(lane)
-        if (mine or claiming()) and claim(claims_dir, model, lane):
+    earlier = {m for m in models if _owner(_claim_path(claims_dir, m)) == str(lane)}
+    for model in sorted(models, key=lambda m: m not in earlier):
+        if (model in earlier or claiming()) and claim(claims_dir, model, lane):
             yield models[model]
 
 
