@@ -2,7 +2,7 @@
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
                                           [--mode inference] [--config all] [--set KEY=VALUE ...]
-                                          [--kernels | --bytes | --errors N]
+                                          [--picks DIR] [--kernels | --bytes | --errors N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
 number of kernels Inductor generated, or with ``--bytes`` the bytes its generated kernels read and
@@ -13,7 +13,11 @@ matmul templates and CUDA graphs, as the paper's row) and its switches (``--conf
 INDUCTOR_NO_FUSE=1), on top of whatever INDUCTOR_* switches the environment sets, so ``bisect
 --rank`` can veto one fusion per run.  ``--set KEY=VALUE`` (repeatable) sets one more
 ``torch._inductor.config`` option on top of the config's, to take a row apart: ``--set
-layout_optimization=False`` is one of the three settings ``no-loop-reorder`` turns off.  The output
+layout_optimization=False`` is one of the three settings ``no-loop-reorder`` turns off.  ``--picks
+DIR`` compiles in a fresh Inductor cache seeded with ``bench --picks``' autotuning picks of this model
+and setting (the bench's folder: docs/results/picks), so a process on a fresh box does not benchmark
+every matmul choice again; what it benchmarks is saved back there, and stderr says for how many
+ops it benchmarked the choices afresh.  The output
 is checked against eager first, as the bench checks a cell (a bfloat16 or float16 step that misses
 eager passes if it is as close to the float64 step as eager is): a wrong answer exits 1 instead of
 printing a time.
@@ -34,8 +38,10 @@ import argparse
 import ast
 import contextlib
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 
 import torch
 
@@ -45,6 +51,7 @@ from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _s
                                         nudged_step, step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
+from inductor_ablate.bench.runner import cache_name, check_picks_folder, has_picks, save_picks, seed_picks
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import counting_bytes, recording, summarize
 
@@ -101,6 +108,8 @@ def main() -> int:
     what.add_argument("--bytes", action="store_true",
                       help="print Inductor's estimate of the bytes its generated kernels read and write")
     what.add_argument("--errors", type=int, metavar="N", help="print the N outputs and gradients farthest from eager")
+    p.add_argument("--picks", metavar="DIR",
+                   help="start from bench --picks' autotuning picks in DIR, and save this compile's there")
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
     if args.samples < 1:
@@ -111,8 +120,37 @@ def main() -> int:
         require_model(args.suite, args.model)
         by_name(args.config)
         extra = dict(inductor_setting(text) for text in args.set)
+        if args.picks:
+            check_picks_folder(args.picks)
     except UsageError as exc:
         exit_with(exc)
+    if not args.picks:
+        return measure(args, extra)
+    # the bench's naming, so that its folder of picks serves: one subfolder per model and setting
+    setting = {"model": args.model, "dtype": args.dtype, "mode": args.mode, "device": args.device}
+    cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before the first compile; compile workers inherit it
+    try:
+        seeded = has_picks(args.picks, setting)
+        if seeded:
+            seed_picks(args.picks, setting, cache)
+        return measure(args, extra, lambda: _picks_done(args.picks, setting, cache, seeded))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:
+    """After the compile: save its picks, and say on stderr how many choices it benchmarked."""
+    from torch._dynamo.utils import counters
+
+    save_picks(picks, setting, cache)
+    print(f"picks: {'seeded from' if seeded else 'none yet in'} {os.path.join(picks, cache_name(setting))}; "
+          f"{counters['inductor']['select_algorithm_autotune']} op(s) whose choices were benchmarked afresh", file=sys.stderr)
+
+
+def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
+    """Compile the model under ``args``' config and ``extra`` Inductor settings, check it against eager,
+    and print the metric; ``compiled_hook`` runs once the first compiled step is done."""
 
     config = by_name(args.config)
     inductor_ablate.config.update(**config.switches)  # as the cell does; the environment's switches stay
@@ -125,6 +163,7 @@ def main() -> int:
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 recording(reset_dynamo=True) as sink:
             actual = _step(compiled, inputs, loss_fn, args.mode)
+        compiled_hook()
         err, tolerance = _rel_error(actual, expected), TOLERANCE.get(args.dtype, TOLERANCE["float32"])
         if args.errors:
             print_errors(model, inputs, loss_fn, args.mode, actual, expected, args.errors)

@@ -125,6 +125,7 @@ def test_findings_table_marks_a_per_model_share_whose_code_was_alls_own(tmp_path
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization=3"],
      "layout_optimization is a bool (now True)"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization"], "expected KEY=VALUE"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--picks", "/dev/null"], "--picks /dev/null: not a folder"),
     ("bytes_by_switch.py", ["nosuchmodel"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
 ])
@@ -150,6 +151,33 @@ def test_model_latency_set_takes_a_row_apart_one_inductor_option_at_a_time():
 
     layout_off = kernels("--set", "layout_optimization=False")
     assert layout_off == kernels("--config", "no-loop-reorder") and layout_off != kernels()
+
+
+def test_model_latency_picks_starts_a_fresh_process_from_the_saved_autotuning(tmp_path):
+    """``--picks DIR`` with matmul templates autotuned on CPU: the first process, with an empty
+    folder, benchmarks the matmuls' choices and saves its picks there under the bench's name for
+    the model and setting; the second, in a fresh cache of its own, starts from them and benchmarks
+    nothing, for the same kernels. Neither leaves its cache behind."""
+    picks = tmp_path / "picks"
+
+    def run():
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "mlp_gelu",
+                               "--device", "cpu", "--set", "max_autotune_gemm=True",
+                               "--set", "max_autotune_gemm_backends=ATEN,CPP", "--picks", str(picks), "--kernels"],
+                              capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+        assert proc.returncode == 0, proc.stderr
+        said = [line for line in proc.stderr.splitlines() if line.startswith("picks: ")]
+        return said, proc.stdout.split()[-1]
+
+    said, cold_kernels = run()
+    assert said and "none yet in" in said[0] and not said[0].split("; ")[1].startswith("0 "), said
+    assert os.listdir(picks) == ["mlp_gelu-float32-inference-cpu"]
+    said, seeded_kernels = run()
+    assert said == [f"picks: seeded from {picks / 'mlp_gelu-float32-inference-cpu'}; "
+                    "0 op(s) whose choices were benchmarked afresh"], said
+    assert seeded_kernels == cold_kernels
+    # the processes' caches are gone (torch keeps its precompiled C++ headers in its default folder)
+    assert not [name for name in os.listdir(tmp_path) if name.startswith("mlp_gelu-")], os.listdir(tmp_path)
 
 
 def test_model_latency_errors_names_the_gradients_farthest_from_eager():

@@ -14,8 +14,8 @@ from .configs import by_name, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import (RESULTS_FORMAT, cell_key, kept_on_resume, load_results, plan, read_results_file, run_matrix,
-                     save_results, skip_done)
+from .runner import (RESULTS_FORMAT, cell_key, check_picks_folder, kept_on_resume, load_results, plan,
+                     read_results_file, run_matrix, save_results, skip_done)
 
 
 def _device_default() -> str:
@@ -52,9 +52,7 @@ def _check_numbers_and_paths(args) -> None:
     if args.picks is not None:
         if args.caches != "shared":
             raise UsageError("--picks seeds and saves a model's shared cache: it needs --caches shared")
-        if os.path.exists(args.picks) and not os.path.isdir(args.picks):
-            raise UsageError(f"--picks {args.picks}: not a folder; give a folder of picks saved by an earlier --picks run, "
-                             f"or a new one")
+        check_picks_folder(args.picks, writable=False)  # --estimate writes nothing; a run checks the rest below
 
 
 def _summary_csv(csv_path: str) -> str:
@@ -201,7 +199,7 @@ def bench_main(argv) -> int:
     _check_outputs(args)
     check_writable(path)
     if args.picks:
-        check_writable(os.path.join(args.picks, "picks"), "picks folder", "choose another --picks folder")
+        check_picks_folder(args.picks)
     if args.claims:
         if args.shard[1] < 2:
             raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from ..errors import UsageError
+from ..errors import UsageError, check_writable
 from .configs import by_name
 from .estimate import Budget, BudgetSpent
 
@@ -167,6 +167,16 @@ def cache_dirs(root: str, cell: dict, shared: bool) -> tuple[str, str]:
 #: PersistentCache, one JSON file per system (GPU or CPU, torch, triton) holding each matmul
 #: template choice's benchmarked time, keyed by op and input shapes and layouts
 PICKS_SUBDIR = "cache"
+
+
+def check_picks_folder(picks: str, writable: bool = True) -> None:
+    """``--picks DIR`` (bench's, model_latency.py's): one line before any compile when it is a file,
+    or (``writable``) a folder where the picks, saved after each compile, cannot be written."""
+    if os.path.exists(picks) and not os.path.isdir(picks):
+        raise UsageError(f"--picks {picks}: not a folder; give a folder of picks saved by an earlier --picks run, "
+                         f"or a new one")
+    if writable:
+        check_writable(os.path.join(picks, "picks"), "picks folder", "choose another --picks folder")
 
 
 def has_picks(picks: str, cell: dict) -> bool:
