@@ -140,12 +140,13 @@ def main() -> int:
 
 
 def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:
-    """After the compile: save its picks, and say on stderr how many choices it benchmarked."""
+    """After the compile: save its picks, and say on stderr for how many ops it benchmarked the choices."""
     from torch._dynamo.utils import counters
 
     save_picks(picks, setting, cache)
+    afresh = counters["inductor"]["select_algorithm_autotune"]  # select_algorithm's benchmark(): a cache miss
     print(f"picks: {'seeded from' if seeded else 'none yet in'} {os.path.join(picks, cache_name(setting))}; "
-          f"{counters['inductor']['select_algorithm_autotune']} op(s) whose choices were benchmarked afresh", file=sys.stderr)
+          f"{afresh} op(s) whose choices were benchmarked afresh", file=sys.stderr)
 
 
 def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
