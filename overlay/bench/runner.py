@@ -302,7 +302,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
             if claims is not None:
                 group = runnable(group)
                 save_results(results_path, rows, meta)
-            for cell in group:
+            for i, cell in enumerate(group):
                 bar.set_description(f"{cell['model']} / {cell['config']}")
                 cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
                 warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
@@ -312,7 +312,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                         pricer.check(cell, state)
                     except BudgetSpent as exc:  # not started, nor its model's later cells
                         shutil.rmtree(artifact_dir, ignore_errors=True)
-                        not_started += len(group) - group.index(cell)
+                        not_started += len(group) - i
                         first_stop = first_stop or exc
                         break
                 if state == "seeded":
