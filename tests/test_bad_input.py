@@ -3,11 +3,13 @@ nothing half-done (no cell run, no file written, no half-patched torch).  One te
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import clean_env, run_py
 
+ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = "import torch\nprint('RAN', torch.compile(lambda x: x.sin() + 1)(torch.ones(2)).tolist())\n"
 
 
@@ -101,6 +103,21 @@ def test_merge_names_the_bad_file(tmp_path, name, content):
     out = tmp_path / "merged.json"
     assert_one_line_error(cli("merge", str(path), "--json", str(out)), str(path))
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["merge", "bench"])
+def test_a_plot_path_matplotlib_cannot_write_fails_before_any_work(tmp_path, command):
+    """matplotlib chooses the format from the suffix: a .txt plot was a traceback once every cell had run."""
+    pytest.importorskip("matplotlib")
+    results = tmp_path / "results.json"
+    if command == "merge":
+        proc = cli("merge", str(ROOT / "docs/results/h200-real-bf16-training.json"), "--json", str(results),
+                   "--plot", str(tmp_path / "speedups.txt"))
+    else:
+        proc = cli("bench", "--models", "pointwise_chain", "--configs", "no-fusion", "--no-progress",
+                   "--json", str(results), "--plot", str(tmp_path / "speedups.txt"), cwd=tmp_path)
+    assert_one_line_error(proc, "--plot", "speedups.txt", "cannot write .txt", ".png")
+    assert not results.exists()
 
 
 def test_bench_where_results_cannot_be_written_fails_before_setup(tmp_path):

@@ -66,7 +66,21 @@ def _check_outputs(args) -> None:
         check_writable(args.csv, "CSV file", "choose another --csv path")
         check_writable(_summary_csv(args.csv), "summary CSV file", "choose another --csv path")
     if args.plot:
+        _check_plot_format(args.plot)
         check_writable(args.plot, "plot file", "choose another --plot path")
+
+
+def _check_plot_format(path: str) -> None:
+    """matplotlib picks the format from the suffix and raises on one it lacks, after every cell ran."""
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        return  # write_plot says no plot was written
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise UsageError(f"--plot {path}: matplotlib cannot write .{suffix} files; give a path ending in "
+                         f".png (or {', '.join('.' + f for f in sorted(formats) if f != 'png')})")
 
 
 def _shard(text: str) -> tuple[int, int]:
