@@ -2,7 +2,7 @@
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
                                           [--mode inference] [--config all] [--set KEY=VALUE ...]
-                                          [--picks DIR] [--kernels | --bytes | --errors N]
+                                          [--picks DIR] [--kernels | --bytes | --errors N | --patterns]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
 number of kernels Inductor generated, or with ``--bytes`` the bytes its generated kernels read and
@@ -31,6 +31,12 @@ random; the largest of 4 draws): an error of that size is rounding the leaf ampl
 kink crossed, a sum that cancels); one far above it is not.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
 wrong in its logic stays wrong there.
+
+``--patterns`` prints which of Inductor's FX patterns the compile matched, from Inductor's own
+counters: per pattern (Inductor's names, counted while TORCHINDUCTOR_PATTERN_MATCH_DEBUG is set;
+a torch that lacks the per-pattern count says so), then ``patterns N matches, M nodes matched``.
+It tells what ``no-pattern-matching`` (pattern_matcher=False) takes out of a model; a pass that
+does not ask pattern_matcher (freezing's, in inference) can still match under it.
 """
 from __future__ import annotations
 
@@ -47,6 +53,7 @@ import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
+from torch._dynamo.utils import counters
 from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, accuracy, build_model,
                                         nudged_step, step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
@@ -108,6 +115,8 @@ def main() -> int:
     what.add_argument("--bytes", action="store_true",
                       help="print Inductor's estimate of the bytes its generated kernels read and write")
     what.add_argument("--errors", type=int, metavar="N", help="print the N outputs and gradients farthest from eager")
+    what.add_argument("--patterns", action="store_true",
+                      help="print how often Inductor's FX patterns matched, per pattern where Inductor counts them")
     p.add_argument("--picks", metavar="DIR",
                    help="start from bench --picks' autotuning picks in DIR, and save this compile's there")
     p.add_argument("--samples", type=int, default=30)
@@ -141,12 +150,21 @@ def main() -> int:
 
 def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:
     """After the compile: save its picks, and say on stderr for how many ops it benchmarked the choices."""
-    from torch._dynamo.utils import counters
-
     save_picks(picks, setting, cache)
     afresh = counters["inductor"]["select_algorithm_autotune"]  # select_algorithm's benchmark(): a cache miss
     print(f"picks: {'seeded from' if seeded else 'none yet in'} {os.path.join(picks, cache_name(setting))}; "
           f"{afresh} op(s) whose choices were benchmarked afresh", file=sys.stderr)
+
+
+def print_patterns() -> None:
+    """The compile's pattern matches: Inductor's totals, then its per-pattern counts, most first."""
+    per_pattern = counters["inductor_pattern_matcher_per_pattern"]
+    for name, count in sorted(per_pattern.items(), key=lambda item: (-item[1], item[0])):
+        print(f"  {name} {count}")
+    if counters["inductor"]["pattern_matcher_count"] and not per_pattern:
+        print(f"  (torch {torch.__version__} counts no match per pattern: totals only)")
+    print(f"patterns {counters['inductor']['pattern_matcher_count']} matches, "
+          f"{counters['inductor']['pattern_matcher_nodes']} nodes matched")
 
 
 def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
@@ -158,6 +176,9 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
     os.environ.update(inductor_ablate.config.environ())  # compile workers inherit
     model, inputs, loss_fn = build_model(args.suite, args.model, args.device, args.dtype, args.mode)
     expected = _step(model, inputs, loss_fn, args.mode)
+    if args.patterns:  # Inductor counts matches per pattern only while this is set ("__none__": no debug print)
+        os.environ.setdefault("TORCHINDUCTOR_PATTERN_MATCH_DEBUG", "__none__")
+        counters.clear()
     with inductor_config.patch({**all_inductor(args.device, args.mode), **config.inductor, **extra}):
         compiled = torch.compile(model)
         # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
@@ -182,6 +203,9 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         if args.bytes:
             print(f"kernels {summarize(sink).num_kernels}, extern calls' bytes {moved['externs']}")
             print("bytes", moved["kernels"])
+            return 0
+        if args.patterns:
+            print_patterns()
             return 0
         timer = _Timer(args.device)
         run = lambda: _step(compiled, inputs, loss_fn, args.mode)  # noqa: E731

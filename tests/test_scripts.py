@@ -180,6 +180,27 @@ def test_model_latency_picks_starts_a_fresh_process_from_the_saved_autotuning(tm
     assert not [name for name in os.listdir(tmp_path) if name.startswith("mlp_gelu-")], os.listdir(tmp_path)
 
 
+def test_model_latency_patterns_counts_the_fx_pattern_matches_that_no_pattern_matching_takes_out():
+    """``--patterns``: Inductor's own counts of its FX pattern matches in a real compile (caches off),
+    per pattern, then the total. An attention training step matches patterns under ``all`` and none
+    under ``no-pattern-matching`` (pattern_matcher=False)."""
+    def patterns(*args):
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "attention",
+                               "--device", "cpu", "--mode", "training", "--patterns", *args],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        *per_pattern, total = proc.stdout.strip().splitlines()
+        words = total.split()
+        assert words[0] == "patterns" and words[2] == "matches," and words[4:] == ["nodes", "matched"], total
+        counts = {line.split()[0]: int(line.split()[-1]) for line in per_pattern}
+        assert sum(counts.values()) == int(words[1]), proc.stdout  # every match has its pattern's line
+        return int(words[1]), int(words[3]), counts
+
+    matches, nodes, counts = patterns()
+    assert matches > 0 and nodes >= matches and all(count > 0 for count in counts.values())
+    assert patterns("--config", "no-pattern-matching") == (0, 0, {})
+
+
 def test_model_latency_errors_names_the_gradients_farthest_from_eager():
     """``--errors N``: the N leaves of a training step farthest from eager, worst first, each against
     eager and float64, and how far eager's own leaf moves under rounding-sized nudges; the exit code
