@@ -157,7 +157,7 @@ def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:
 
 
 def print_patterns() -> None:
-    """The compile's pattern matches: Inductor's totals, then its per-pattern counts, most first."""
+    """The compile's pattern matches: Inductor's per-pattern counts, most first, then its totals."""
     per_pattern = counters["inductor_pattern_matcher_per_pattern"]
     for name, count in sorted(per_pattern.items(), key=lambda item: (-item[1], item[0])):
         print(f"  {name} {count}")
