@@ -10,9 +10,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def script(name, *args):
+def script(name, *args, timeout=120, env=None):
     return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", name), *args],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def results(path, shares, mode="inference", eager=2.0):
@@ -143,9 +143,8 @@ def test_model_latency_set_takes_a_row_apart_one_inductor_option_at_a_time():
     channels-last layouts), ``layout_optimization=False`` alone generates the kernel count of the
     whole ``no-loop-reorder`` row, and another count than ``all``'s."""
     def kernels(*args):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "conv_bn_block",
-                               "--device", "cpu", "--mode", "training", "--kernels", *args],
-                              capture_output=True, text=True, timeout=600)
+        proc = script("model_latency.py", "conv_bn_block", "--device", "cpu", "--mode", "training", "--kernels", *args,
+                      timeout=600)
         assert proc.returncode == 0, proc.stderr
         return int(proc.stdout.split()[-1])
 
@@ -161,10 +160,9 @@ def test_model_latency_picks_starts_a_fresh_process_from_the_saved_autotuning(tm
     picks = tmp_path / "picks"
 
     def run():
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "mlp_gelu",
-                               "--device", "cpu", "--set", "max_autotune_gemm=True",
-                               "--set", "max_autotune_gemm_backends=ATEN,CPP", "--picks", str(picks), "--kernels"],
-                              capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
+        proc = script("model_latency.py", "mlp_gelu", "--device", "cpu", "--set", "max_autotune_gemm=True",
+                      "--set", "max_autotune_gemm_backends=ATEN,CPP", "--picks", str(picks), "--kernels",
+                      timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
         assert proc.returncode == 0, proc.stderr
         said = [line for line in proc.stderr.splitlines() if line.startswith("picks: ")]
         return said, proc.stdout.split()[-1]
@@ -185,9 +183,8 @@ def test_model_latency_patterns_counts_the_fx_pattern_matches_that_no_pattern_ma
     per pattern, then the total. An attention training step matches patterns under ``all`` and none
     under ``no-pattern-matching`` (pattern_matcher=False)."""
     def patterns(*args):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "attention",
-                               "--device", "cpu", "--mode", "training", "--patterns", *args],
-                              capture_output=True, text=True, timeout=600)
+        proc = script("model_latency.py", "attention", "--device", "cpu", "--mode", "training", "--patterns", *args,
+                      timeout=600)
         assert proc.returncode == 0, proc.stderr
         *per_pattern, total = proc.stdout.strip().splitlines()
         words = total.split()
@@ -205,9 +202,7 @@ def test_model_latency_errors_names_the_gradients_farthest_from_eager():
     """``--errors N``: the N leaves of a training step farthest from eager, worst first, each against
     eager and float64, and how far eager's own leaf moves under rounding-sized nudges; the exit code
     says whether the step is within the tolerance."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "model_latency.py"), "mlp_gelu",
-                           "--device", "cpu", "--mode", "training", "--errors", "3"],
-                          capture_output=True, text=True, timeout=600)
+    proc = script("model_latency.py", "mlp_gelu", "--device", "cpu", "--mode", "training", "--errors", "3", timeout=600)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split()[:3] == ["output", "or", "gradient"] and "eager nudged" in lines[0] and len(lines) == 5, proc.stdout
@@ -225,8 +220,7 @@ def test_bytes_by_switch_shows_what_inlining_saves_at_the_same_kernel_count():
     """``bytes_by_switch.py`` (``model_latency.py --bytes`` under each switch): norm_block's training
     step makes the same kernels with inlining off, but they read and write more (each realized op's
     output goes through memory); with both off, more than with either; library calls' bytes fixed."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bytes_by_switch.py"), "norm_block"],
-                          capture_output=True, text=True, timeout=900)
+    proc = script("bytes_by_switch.py", "norm_block", timeout=900)
     assert proc.returncode == 0, proc.stderr
     rows = [line.strip("|").split("|") for line in proc.stdout.splitlines() if line.startswith("| norm_block")]
     table = {cells[1].strip(): [cells[2].strip(), int(cells[3].replace(",", "")), float(cells[4]), cells[5].strip()]
