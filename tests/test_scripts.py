@@ -250,9 +250,8 @@ def suite():
 def kinks(tmp_path, *args):
     """scripts/kinks.py on KINK_SUITE's model, the suite importable from ``tmp_path``."""
     (tmp_path / "kink_suite.py").write_text(KINK_SUITE)
-    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kinks.py"), *args, "--suite", "kink_suite:suite"],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    return script("kinks.py", *args, "--suite", "kink_suite:suite", timeout=300,
+                  env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
 
 
 def test_kinks_finds_the_input_nearest_a_kink_and_what_flipping_it_moves(tmp_path):
