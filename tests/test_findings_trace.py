@@ -125,7 +125,7 @@ def test_the_estimates_of_what_is_missing_are_what_bench_estimate_prints():
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         # one model prints no two-lane figure: it cannot be split over lanes
-        total = re.search(r"total: (\d+) cells, \d+ cold, about ([\d,]+) s .*?(?:2 lanes about ([\d,]+) s|$)",
+        total = re.search(r"total: (\d+) cells, \d+ cold,(?: \d+ seeded,)? about ([\d,]+) s .*?(?:2 lanes about ([\d,]+) s|$)",
                           proc.stdout, re.M)
         assert total, proc.stdout
         cells, one_lane, two_lanes = total.groups()
