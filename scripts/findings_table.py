@@ -2,6 +2,7 @@
 the `ours` rows (each fusion kind taken out alone, one kernel per op), and the fusions `all` makes.
 
     python scripts/findings_table.py docs/results/h200-real-bf16-inference.json
+    python scripts/findings_table.py docs/results/h200-real-bf16-training.json docs/results/h200-real-bf16-inference.json
 
 - Paper rows: our geomean speedup over eager with its bootstrap 95% interval (``bench`` report's),
   and the share of `all`'s speedup the row keeps (geomean over models of row / all, paired by model
@@ -17,6 +18,9 @@ the `ours` rows (each fusion kind taken out alone, one kernel per op), and the f
   generated their run's `all` code.
 - Cost: the paper rows' process wall time per model, and what 8 models take on 2 lanes; how many
   warm cells compiled in at most 1.5x their compile without autotuning (docs/bench.md's target).
+- With a second file, of the other mode: per model, how much dearer a cell of the first file's mode
+  is than one of the other's, cold and warm apart (``bench --estimate`` prices a model with cells of
+  only the other mode by the median over models).
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import random
 import statistics
 import sys
 
-from inductor_ablate.bench import report
+from inductor_ablate.bench import estimate, report
 from inductor_ablate.bench.configs import FUSION_KINDS, GROUPS, by_name
 from inductor_ablate.bench.runner import read_results_file
 from inductor_ablate.errors import UsageError
@@ -241,12 +245,39 @@ def warm_autotuning(cells, bound: float = 1.5) -> None:
                                    for r, c in over) + ".")
 
 
-def main(path: str) -> None:
+def other_mode_cells(path: str, other_path: str, cells: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the timed ``cells`` of ``path``, those of ``other_path`` in the other mode, on the same device);
+    a second file without any is a usage error, raised before anything is printed."""
+    mode, device = cells[0]["mode"], cells[0]["device"]
+    _, there = estimate.read_timed([other_path], device, mode)
+    if not there:
+        raise UsageError(f"{other_path} holds no timed cell on {device} in the other mode than {path}'s ({mode}); "
+                         f"give a results file of the other mode")
+    return estimate.timed_cells(cells, device, mode), there
+
+
+def mode_ratios(here: list[dict], there: list[dict]) -> None:
+    """Per model, the median process wall of its cold (a model's first, empty cache) and of its warm
+    cells in ``here`` over the same in ``there``: the ratios whose median ``bench --estimate`` scales
+    a model by when it has cells of only the other mode."""
+    ratios = {state: estimate.per_model_ratios(here, there, state) for state in ("cold", "warm")}
+    print("| model | cold | warm |\n|---|---|---|")
+    for model in sorted(set(ratios["cold"]) | set(ratios["warm"])):
+        print(f"| {model} | " + " | ".join(f"{ratios[s][model]:.2f}" if model in ratios[s] else "-"
+                                           for s in ("cold", "warm")) + " |")
+    for state, per_model in ratios.items():
+        if per_model:
+            print(f"{state}: median {statistics.median(per_model.values()):.2f} over {len(per_model)} models, "
+                  f"from {min(per_model.values()):.2f} to {max(per_model.values()):.2f}")
+
+
+def main(path: str, other_path: str | None = None) -> None:
     cells = read_results_file(path)["cells"]
     modes = {c["mode"] for c in cells}
     if len(modes) != 1:
         raise UsageError(f"{path} holds {len(modes)} modes ({', '.join(sorted(modes)) or 'no cells'}); "
                          f"give a results file of one mode")
+    timed = other_mode_cells(path, other_path, cells) if other_path else None
     rows = {r["config"]: r for r in report.summary_rows(cells)}
     pairs = _pairs(cells)
     print("## The paper's rows\n")
@@ -262,14 +293,17 @@ def main(path: str) -> None:
     print("\n## Cost\n")
     cost_per_model(cells)
     warm_autotuning(cells)
+    if timed:
+        print(f"\n## A {timed[0][0]['mode']} cell's process wall over the same model's {timed[1][0]['mode']} cell\n")
+        mode_ratios(*timed)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python scripts/findings_table.py RESULTS.json", file=sys.stderr)
+    if len(sys.argv) not in (2, 3):
+        print("usage: python scripts/findings_table.py RESULTS.json [OTHER_MODE_RESULTS.json]", file=sys.stderr)
         sys.exit(2)
     try:
-        main(sys.argv[1])
+        main(*sys.argv[1:])
     except UsageError as exc:  # a bad file: one line, exit 2, as the CLI does
         print(f"findings_table: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -77,6 +77,31 @@ def test_findings_table_refuses_a_mixed_mode_file_in_one_line(tmp_path):
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "2 modes" in proc.stderr, proc
 
 
+def test_findings_table_prints_each_models_training_over_inference_cost_and_refuses_a_same_mode_file(tmp_path):
+    """With a second file of the other mode: per model, the median process wall of its training cells
+    over its inference cells, cold and warm apart, and their median over models (what `bench
+    --estimate` scales a model with cells of one mode only by); a second file of the same mode is
+    one line, exit 2, before any table."""
+    walls = {"training": {"m": (30.0, 20.0), "n": (10.0, 8.0)}, "inference": {"m": (10.0, 5.0), "n": (10.0, 4.0)}}
+    paths = {}
+    for mode, per_model in walls.items():
+        path = results(tmp_path / f"{mode}.json", {"m": 0.9, "n": 0.9}, mode=mode)
+        data = json.loads(open(path).read())
+        for c in data["cells"]:
+            c["cache"] = "cold" if c["config"] == "all" else "warm"
+            c["wall_s"] = per_model[c["model"]][c["cache"] == "warm"]
+        open(path, "w").write(json.dumps(data))
+        paths[mode] = path
+    proc = script("findings_table.py", paths["training"], paths["inference"])
+    assert proc.returncode == 0, proc.stderr
+    assert "| m | 3.00 | 4.00 |\n| n | 1.00 | 2.00 |" in proc.stdout, proc.stdout
+    assert "cold: median 2.00 over 2 models, from 1.00 to 3.00" in proc.stdout, proc.stdout
+    assert "warm: median 3.00 over 2 models, from 2.00 to 4.00" in proc.stdout, proc.stdout
+    proc = script("findings_table.py", paths["training"], paths["training"])
+    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc
+    assert "no timed cell on cuda in the other mode" in proc.stderr, proc.stderr
+
+
 def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tmp_path):
     """A warm cell that spent 2 of its 10 s autotuning compiles in 1.25x its compile without it
     (within 1.5x); one that spent 6 of 10 s, in 2.5x (over); cold cells and `all` are not counted."""

@@ -21,14 +21,14 @@ def _kind(device: str) -> str:
     return "cuda" if device.startswith("cuda") else device
 
 
-def _timed(cells, device: str, mode: str) -> list[dict]:
+def timed_cells(cells, device: str, mode: str) -> list[dict]:
     """The cells that ran ok and were timed, on that kind of device and mode (any dtype: preferred in
     ``_cost``)."""
     return [c for c in cells if c.get("status") == "ok" and isinstance(c.get("wall_s"), (int, float))
             and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
 
 
-def _read(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
+def read_timed(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
     """The timed cells of ``paths`` on that kind of device: (those of ``mode``, those of the other
     mode), each file read once."""
     from .runner import read_results_file
@@ -36,12 +36,12 @@ def _read(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[di
     cells = []
     for path in paths:
         cells += read_results_file(path, "give results files written by `bench` or `merge`")["cells"]
-    return _timed(cells, device, mode), _timed(cells, device, _other_mode(mode))
+    return timed_cells(cells, device, mode), timed_cells(cells, device, _other_mode(mode))
 
 
 def _history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
-    """``_read``; no timed cell of ``mode`` is an error."""
-    cells, other_mode = _read(paths, device, mode)
+    """``read_timed``; no timed cell of ``mode`` is an error."""
+    cells, other_mode = read_timed(paths, device, mode)
     if not cells:
         raise UsageError(f"--estimate {','.join(paths)}: no timed {mode} cell on {_kind(device)} there; "
                          f"give results files of a run on that device and mode")
@@ -56,16 +56,24 @@ def _other_mode(mode: str) -> str:
     return "inference" if mode == "training" else "training"
 
 
-def _mode_ratio(history: list[dict], other: list[dict], state: str) -> tuple[float | None, int]:
-    """(the median over models with ``state`` cells in both modes of this mode's median over the
-    other's, how many models): how much dearer a training cell is than an inference one, or the reverse."""
-    ratios = []
-    for model in {c["model"] for c in history} & {c["model"] for c in other}:
+def per_model_ratios(history: list[dict], other: list[dict], state: str) -> dict[str, float]:
+    """{model: the median wall of its ``state`` cells in ``history`` over that in ``other``}, for the
+    models with such cells in both: how much dearer a model's training cell is than its inference
+    one, or the reverse (``scripts/findings_table.py`` prints them)."""
+    ratios = {}
+    for model in sorted({c["model"] for c in history} & {c["model"] for c in other}):
         mine = [c for c in history if c["model"] == model and c.get("cache") == state]
         theirs = [c for c in other if c["model"] == model and c.get("cache") == state]
         if mine and theirs:
-            ratios.append(_median(mine) / _median(theirs))
-    return (statistics.median(ratios) if ratios else None), len(ratios)
+            ratios[model] = _median(mine) / _median(theirs)
+    return ratios
+
+
+def _mode_ratio(history: list[dict], other: list[dict], state: str) -> tuple[float | None, int]:
+    """(the median over models of ``per_model_ratios``, how many models): what a model with cells of
+    only the other mode is scaled by."""
+    ratios = per_model_ratios(history, other, state)
+    return (statistics.median(ratios.values()) if ratios else None), len(ratios)
 
 
 def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
@@ -198,13 +206,13 @@ class Budget:
 
     def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str):
         self.seconds, self.rows, self.device, self.mode = seconds, rows, device, mode
-        self.files, self.other_mode = _read(paths, device, mode)
+        self.files, self.other_mode = read_timed(paths, device, mode)
         self.start = time.perf_counter()
         self.first = True
 
     def check(self, cell: dict, state: str) -> None:
         """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``)."""
-        history = self.files + _timed(self.rows.values(), self.device, self.mode)
+        history = self.files + timed_cells(self.rows.values(), self.device, self.mode)
         first, self.first = self.first, False
         if not history or first:
             return
