@@ -247,13 +247,16 @@ def warm_autotuning(cells, bound: float = 1.5) -> None:
 
 def other_mode_cells(path: str, other_path: str, cells: list[dict]) -> tuple[list[dict], list[dict]]:
     """(the timed ``cells`` of ``path``, those of ``other_path`` in the other mode, on the same device);
-    a second file without any is a usage error, raised before anything is printed."""
+    either file without any is a usage error, raised before anything is printed."""
     mode, device = cells[0]["mode"], cells[0]["device"]
+    here = estimate.timed_cells(cells, device, mode)
+    if not here:
+        raise UsageError(f"{path} holds no timed cell (status ok, with wall_s) to set against {other_path}")
     _, there = estimate.read_timed([other_path], device, mode)
     if not there:
         raise UsageError(f"{other_path} holds no timed cell on {device} in the other mode than {path}'s ({mode}); "
                          f"give a results file of the other mode")
-    return estimate.timed_cells(cells, device, mode), there
+    return here, there
 
 
 def mode_ratios(here: list[dict], there: list[dict]) -> None:
@@ -294,7 +297,7 @@ def main(path: str, other_path: str | None = None) -> None:
     cost_per_model(cells)
     warm_autotuning(cells)
     if timed:
-        print(f"\n## A {timed[0][0]['mode']} cell's process wall over the same model's {timed[1][0]['mode']} cell\n")
+        print(f"\n## A {cells[0]['mode']} cell's process wall over the same model's {timed[1][0]['mode']} cell\n")
         mode_ratios(*timed)
 
 

@@ -80,8 +80,8 @@ def test_findings_table_refuses_a_mixed_mode_file_in_one_line(tmp_path):
 def test_findings_table_prints_each_models_training_over_inference_cost_and_refuses_a_same_mode_file(tmp_path):
     """With a second file of the other mode: per model, the median process wall of its training cells
     over its inference cells, cold and warm apart, and their median over models (what `bench
-    --estimate` scales a model with cells of one mode only by); a second file of the same mode is
-    one line, exit 2, before any table."""
+    --estimate` scales a model with cells of one mode only by); a second file of the same mode, or a
+    first file with no timed cell, is one line, exit 2, before any table."""
     walls = {"training": {"m": (30.0, 20.0), "n": (10.0, 8.0)}, "inference": {"m": (10.0, 5.0), "n": (10.0, 4.0)}}
     paths = {}
     for mode, per_model in walls.items():
@@ -100,6 +100,13 @@ def test_findings_table_prints_each_models_training_over_inference_cost_and_refu
     proc = script("findings_table.py", paths["training"], paths["training"])
     assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc
     assert "no timed cell on cuda in the other mode" in proc.stderr, proc.stderr
+    untimed = json.loads(open(paths["training"]).read())
+    for c in untimed["cells"]:
+        del c["wall_s"]
+    open(paths["training"], "w").write(json.dumps(untimed))
+    proc = script("findings_table.py", paths["training"], paths["inference"])
+    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc
+    assert "holds no timed cell (status ok, with wall_s)" in proc.stderr, proc.stderr
 
 
 def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tmp_path):
