@@ -8,9 +8,12 @@ census sees a real compile, never a cached artifact.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
+import functools
 import operator
+import threading
 
 from . import runtime
 
@@ -167,6 +170,50 @@ def assert_one_op_per_kernel(result: Census, *, allow: tuple[str, ...] = ()) -> 
         raise AssertionError("census recorded no kernels: did the function compile?")
     if bad:
         raise AssertionError("kernels holding more than one op:\n" + "\n".join("  " + k.describe() for k in bad))
+
+
+@contextlib.contextmanager
+def counting_patterns():
+    """Yields a Counter of the FX pattern matches Inductor applies inside the block, per pattern, named
+    as Inductor's own per-pattern counter names them (the entry's ``pattern_name``, else the pattern's
+    class and the matched node's target).  Inductor keeps that counter only in newer torch (2.13 has
+    it, under TORCHINDUCTOR_PATTERN_MATCH_DEBUG; the H200's 2.11 has none), so this counts the same
+    thing on any torch: it wraps the ``apply`` of each pattern-entry class, which
+    ``PatternMatcherPass`` calls once for each match it keeps (a subclass's ``apply`` that calls its
+    base's is counted once).  Wrap a ``recording()`` block in it, so that caches are off and every
+    pass runs."""
+    from torch._inductor import pattern_matcher
+
+    classes, stack = [], [pattern_matcher.PatternEntry]
+    while stack:
+        cls = stack.pop()
+        classes.append(cls)
+        stack.extend(cls.__subclasses__())
+    originals = {cls: cls.__dict__["apply"] for cls in classes if "apply" in cls.__dict__}
+    counts: collections.Counter[str] = collections.Counter()
+    inside = threading.local()
+
+    def counted(apply):
+        @functools.wraps(apply)
+        def apply_and_count(entry, match, graph, node):
+            outer = not getattr(inside, "depth", 0)
+            inside.depth = getattr(inside, "depth", 0) + 1
+            try:
+                result = apply(entry, match, graph, node)
+            finally:
+                inside.depth -= 1
+            if outer:
+                counts[getattr(entry, "pattern_name", None) or f"{type(entry.pattern).__name__}_{node.target}"] += 1
+            return result
+        return apply_and_count
+
+    for cls, apply in originals.items():
+        cls.apply = counted(apply)
+    try:
+        yield counts
+    finally:
+        for cls, apply in originals.items():
+            cls.apply = apply
 
 
 @contextlib.contextmanager

@@ -32,9 +32,11 @@ kink crossed, a sum that cancels); one far above it is not.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
 wrong in its logic stays wrong there.
 
-``--patterns`` prints which of Inductor's FX patterns the compile matched, from Inductor's own
-counters: per pattern (Inductor's names, counted while TORCHINDUCTOR_PATTERN_MATCH_DEBUG is set;
-a torch that lacks the per-pattern count says so), then ``patterns N matches, M nodes matched``.
+``--patterns`` prints which of Inductor's FX patterns the compile matched: per pattern, by Inductor's
+own names for them, counted where Inductor applies each match (``kernel_census.counting_patterns``,
+so also on a torch whose Inductor counts no match per pattern, as 2.11), then Inductor's own totals,
+``patterns N matches, M nodes matched``.  Where Inductor counts per pattern too (2.13, while
+TORCHINDUCTOR_PATTERN_MATCH_DEBUG is set), stderr says if the two counts differ.
 It tells what ``no-pattern-matching`` (pattern_matcher=False) takes out of a model; a pass that
 does not ask pattern_matcher (freezing's, in inference) can still match under it.
 """
@@ -60,7 +62,7 @@ from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
 from inductor_ablate.bench.runner import cache_name, check_picks_folder, has_picks, save_picks, seed_picks
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
-from inductor_ablate.kernel_census import counting_bytes, recording, summarize
+from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
 
 
 def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
@@ -156,15 +158,18 @@ def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:
           f"{afresh} op(s) whose choices were benchmarked afresh", file=sys.stderr)
 
 
-def print_patterns() -> None:
-    """The compile's pattern matches: Inductor's per-pattern counts, most first, then its totals."""
-    per_pattern = counters["inductor_pattern_matcher_per_pattern"]
+def print_patterns(per_pattern: dict[str, int]) -> None:
+    """The compile's pattern matches: per pattern (``counting_patterns``), most first, then Inductor's
+    own totals.  Where Inductor keeps a per-pattern counter too (torch 2.13 does), the two must agree;
+    stderr says so when they do not, and a sum that is not Inductor's total is said the same way."""
     for name, count in sorted(per_pattern.items(), key=lambda item: (-item[1], item[0])):
         print(f"  {name} {count}")
-    if counters["inductor"]["pattern_matcher_count"] and not per_pattern:
-        print(f"  (torch {torch.__version__} counts no match per pattern: totals only)")
-    print(f"patterns {counters['inductor']['pattern_matcher_count']} matches, "
-          f"{counters['inductor']['pattern_matcher_nodes']} nodes matched")
+    own, total = dict(counters["inductor_pattern_matcher_per_pattern"]), counters["inductor"]["pattern_matcher_count"]
+    if own and own != dict(per_pattern):
+        print(f"per-pattern counts differ from Inductor's own: {sorted(own.items())}", file=sys.stderr)
+    if sum(per_pattern.values()) != total:
+        print(f"per-pattern counts sum to {sum(per_pattern.values())}, not Inductor's total", file=sys.stderr)
+    print(f"patterns {total} matches, {counters['inductor']['pattern_matcher_nodes']} nodes matched")
 
 
 def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
@@ -183,6 +188,7 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         compiled = torch.compile(model)
         # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
+                counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
                 recording(reset_dynamo=True) as sink:
             actual = _step(compiled, inputs, loss_fn, args.mode)
         compiled_hook()
@@ -205,7 +211,7 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
             print("bytes", moved["kernels"])
             return 0
         if args.patterns:
-            print_patterns()
+            print_patterns(matched)
             return 0
         timer = _Timer(args.device)
         run = lambda: _step(compiled, inputs, loss_fn, args.mode)  # noqa: E731

@@ -1,18 +1,21 @@
 """Each switch on the program suite (CPU, C++ backend), upstream style: run_and_get_code, FileCheck,
 config.patch and the census.  Every case also checks the result against eager."""
 import copy
+import os
 import re
 import threading
+from unittest import mock
 
 import torch
-from torch._inductor import metrics
+from torch._dynamo.utils import counters
+from torch._inductor import config as inductor_config, metrics
 from torch._inductor.test_case import TestCase
 from torch._inductor.utils import run_and_get_code
 from torch.testing import FileCheck
 from torch.testing._internal.common_utils import instantiate_parametrized_tests, parametrize
 
 import inductor_ablate
-from inductor_ablate.kernel_census import counting_bytes, recording, summarize
+from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
 from inductor_ablate.programs import PROGRAMS
 
 inductor_ablate.install()
@@ -157,6 +160,40 @@ class OneKernelPerOpTests(TestCase):
                         recording(reset_dynamo=True):
                     torch.compile(chain)(torch.randn(n))
                 self.assertEqual(moved, {"kernels": expected, "externs": 0})
+
+    def test_counting_patterns_counts_each_match_as_inductors_own_per_pattern_counter_does(self):
+        """``counting_patterns`` counts the FX pattern matches Inductor applies, per pattern, where it
+        applies them, so that a torch whose Inductor keeps no per-pattern counter (2.11) still says
+        which patterns matched.  With Inductor's own counter on (TORCHINDUCTOR_PATTERN_MATCH_DEBUG,
+        torch 2.13), the two agree and sum to Inductor's total; with it off, ours counts the same
+        and Inductor's per-pattern counter stays empty; with pattern_matcher off, nothing matches."""
+        def views(x, w):
+            y = (x.view(4, 8) @ w).view(32).view(4, 8)
+            return torch.nn.functional.gelu(y.permute(1, 0)).sum()
+
+        def compile_and_count(debug, **inductor):
+            counters.clear()
+            x, w = torch.randn(32, requires_grad=True), torch.randn(8, 8, requires_grad=True)
+            with mock.patch.dict(os.environ), inductor_config.patch(inductor), counting_patterns() as matched, \
+                    recording(reset_dynamo=True):
+                os.environ.pop("TORCHINDUCTOR_PATTERN_MATCH_DEBUG", None)
+                if debug:
+                    os.environ["TORCHINDUCTOR_PATTERN_MATCH_DEBUG"] = "__none__"  # counts, names no node
+                torch.compile(views)(x, w).backward()
+            return dict(matched), dict(counters["inductor_pattern_matcher_per_pattern"]), \
+                counters["inductor"]["pattern_matcher_count"]
+
+        ours, own, total = compile_and_count(debug=True)
+        self.assertTrue(own, "this torch's Inductor counted no match per pattern: nothing to compare with")
+        self.assertEqual(ours, own)
+        self.assertEqual(sum(ours.values()), total)
+        self.assertGreater(total, 0)
+        self.assertEqual(compile_and_count(debug=False), (own, {}, total))
+        self.assertEqual(compile_and_count(debug=True, pattern_matcher=False), ({}, {}, 0))
+        from torch._inductor import pattern_matcher  # the block leaves Inductor's classes as they were
+
+        self.assertFalse([cls for cls in (pattern_matcher.PatternEntry, *pattern_matcher.PatternEntry.__subclasses__())
+                          if hasattr(cls.__dict__.get("apply"), "__wrapped__")])
 
 
 instantiate_parametrized_tests(OneKernelPerOpTests)
