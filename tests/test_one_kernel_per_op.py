@@ -1,6 +1,7 @@
 """Each switch on the program suite (CPU, C++ backend), upstream style: run_and_get_code, FileCheck,
 config.patch and the census.  Every case also checks the result against eager."""
 import copy
+import inspect
 import os
 import re
 import threading
@@ -183,15 +184,17 @@ class OneKernelPerOpTests(TestCase):
             return dict(matched), dict(counters["inductor_pattern_matcher_per_pattern"]), \
                 counters["inductor"]["pattern_matcher_count"]
 
-        ours, own, total = compile_and_count(debug=True)
-        self.assertTrue(own, "this torch's Inductor counted no match per pattern: nothing to compare with")
-        self.assertEqual(ours, own)
-        self.assertEqual(sum(ours.values()), total)
-        self.assertGreater(total, 0)
-        self.assertEqual(compile_and_count(debug=False), (own, {}, total))
-        self.assertEqual(compile_and_count(debug=True, pattern_matcher=False), ({}, {}, 0))
-        from torch._inductor import pattern_matcher  # the block leaves Inductor's classes as they were
+        from torch._inductor import pattern_matcher
 
+        # torch 2.13 (CI's) has Inductor's own counter, which must agree; 2.11 (the H200's) has none
+        has_counter = "_pattern_matcher_per_pattern" in inspect.getsource(pattern_matcher.PatternMatcherPass.apply)
+        ours, own, total = compile_and_count(debug=True)
+        self.assertGreater(total, 0)
+        self.assertEqual(sum(ours.values()), total)
+        self.assertEqual(own, ours if has_counter else {})
+        self.assertEqual(compile_and_count(debug=False), (ours, {}, total))
+        self.assertEqual(compile_and_count(debug=True, pattern_matcher=False), ({}, {}, 0))
+        # the block leaves Inductor's classes as they were
         self.assertFalse([cls for cls in (pattern_matcher.PatternEntry, *pattern_matcher.PatternEntry.__subclasses__())
                           if hasattr(cls.__dict__.get("apply"), "__wrapped__")])
 
