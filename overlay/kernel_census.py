@@ -196,13 +196,13 @@ def counting_patterns():
     def counted(apply):
         @functools.wraps(apply)
         def apply_and_count(entry, match, graph, node):
-            outer = not getattr(inside, "depth", 0)
-            inside.depth = getattr(inside, "depth", 0) + 1
+            depth = getattr(inside, "depth", 0)
+            inside.depth = depth + 1
             try:
                 result = apply(entry, match, graph, node)
             finally:
-                inside.depth -= 1
-            if outer:
+                inside.depth = depth
+            if not depth:
                 counts[getattr(entry, "pattern_name", None) or f"{type(entry.pattern).__name__}_{node.target}"] += 1
             return result
         return apply_and_count
