@@ -1,12 +1,18 @@
-"""Repeatability: the same rows measured in two results files (another day, a freshly started box),
-compared on the models and rows both hold.
+"""Repeatability: the same rows measured in two results files (another day, a freshly started box,
+another GPU), compared on the models and rows both hold.
 
     python scripts/compare_runs.py docs/results/h200-real-bf16-inference.json \\
         docs/results/raw/h200-repeat-bf16-inference-target.json
+    python scripts/compare_runs.py --labels H200,H100 docs/results/h200-real-bf16-inference.json \\
+        docs/results/raw/h100-bf16-inference-paper.json
+
+``--labels A,B`` names the two files in the tables (default: earlier, later).
 
 - Per row: the share of `all`'s speedup kept (findings_table's: paired by model and by run) in each
   file with its bootstrap 95% interval, the change between the files with its own interval (models
   paired, resampled together), and whether the later point lies inside the earlier interval.
+- Per model: each row's share of `all` kept in each file and the change, so that a row's move can
+  be seen to come from every model or from one.
 - Per cell: how far the later measurement moved from the earlier (later / earlier - 1, each a geomean
   over its processes) in compiled time per call, eager time, speedup over eager, and share of `all`.
   Shares are what the findings quote; this says whether they repeat where absolute times do not.
@@ -44,7 +50,7 @@ def change_interval(pairs_a, pairs_b, config, models, seed="compare"):
                       models, f"{seed}{config}")
 
 
-def all_line(cells_a, cells_b, models) -> None:
+def all_line(cells_a, cells_b, models, labels=("earlier", "later")) -> None:
     """`all`'s geomean speedup over eager on the common models, in each file, with its interval."""
     texts = []
     for cells in (cells_a, cells_b):
@@ -52,11 +58,12 @@ def all_line(cells_a, cells_b, models) -> None:
         lo, hi = _bootstrap(lambda pick, rng: report.geomean(
             [report.geomean([rng.choice(speeds[m]) for _ in speeds[m]]) for m in pick]), models, "compare-all")
         texts.append(f"{report.geomean([report.geomean(speeds[m]) for m in models]):.2f}x [{lo:.2f}, {hi:.2f}]")
-    print(f"`all` over eager on the {len(models)} models: earlier {texts[0]}, later {texts[1]}.\n")
+    print(f"`all` over eager on the {len(models)} models: {labels[0]} {texts[0]}, {labels[1]} {texts[1]}.\n")
 
 
-def rows_table(pairs_a, pairs_b, common) -> None:
-    print("| row | models | earlier: share kept [95% CI] | later: share kept [95% CI] | later - earlier [95% CI] | later inside earlier's interval |")
+def rows_table(pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
+    a_, b_ = labels
+    print(f"| row | models | {a_}: share kept [95% CI] | {b_}: share kept [95% CI] | {b_} - {a_} [95% CI] | {b_} inside {a_}'s interval |")
     print("|---|---|---|---|---|---|")
     inside = overlap = 0
     for config, models in common.items():
@@ -68,7 +75,7 @@ def rows_table(pairs_a, pairs_b, common) -> None:
         overlap += a[1] <= b[2] and b[1] <= a[2]
         print(f"| {config} | {len(models)} | {a[0]:.2f} [{a[1]:.2f}, {a[2]:.2f}] | {b[0]:.2f} [{b[1]:.2f}, {b[2]:.2f}] "
               f"| {b[0] - a[0]:+.2f} [{lo:+.2f}, {hi:+.2f}] | {'yes' if ok else 'no'} |")
-    print(f"\nLater point inside the earlier interval: {inside} of {len(common)} rows; "
+    print(f"\n{b_[:1].upper() + b_[1:]} point inside the {a_} interval: {inside} of {len(common)} rows; "
           f"the two intervals overlap: {overlap} of {len(common)}.")
 
 
@@ -88,7 +95,25 @@ def _spread(moves: list[tuple[float, str]]) -> str:
             f"{100 * sizes[int(0.9 * (len(sizes) - 1))]:.1f}%, largest {100 * worst[0]:+.1f}% ({worst[1]})")
 
 
-def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common) -> None:
+def models_table(pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
+    """Each model's share of `all` kept in both files, per row: whether a row's move is every
+    model's or one model's."""
+    rows = list(common)
+    models = sorted({m for ms in common.values() for m in ms})
+    print(f"| model | " + " | ".join(f"{r}: {labels[0]}, {labels[1]} (change)" for r in rows) + " |")
+    print("|---|" + "---|" * len(rows))
+    for m in models:
+        texts = []
+        for r in rows:
+            if m in common[r]:
+                a, b = _share(pairs_a[r], [m]), _share(pairs_b[r], [m])
+                texts.append(f"{a:.2f}, {b:.2f} ({b - a:+.2f})")
+            else:
+                texts.append("-")
+        print(f"| {m} | " + " | ".join(texts) + " |")
+
+
+def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
     a, b = _by_cell(cells_a), _by_cell(cells_b)
     keys = sorted(set(a) & set(b))
 
@@ -96,8 +121,14 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common) -> None:
         return [(report.geomean([c[field] for c in b[k]]) / report.geomean([c[field] for c in a[k]]) - 1, " ".join(k))
                 for k in keys]
 
-    print(f"Cells in both files: {len(keys)} ({len({m for m, _ in keys})} models); later / earlier - 1:")
+    print(f"Cells in both files: {len(keys)} ({len({m for m, _ in keys})} models); {labels[1]} / {labels[0]} - 1:")
     print(f"- compiled ms per call: {_spread(moved('compiled_ms'))}")
+    by_row = {}
+    for v, k in moved("compiled_ms"):
+        by_row.setdefault(k.split(" ")[1], []).append(v)
+    order = sorted(by_row, key=lambda c: list(CONFIGS).index(c) if c in CONFIGS else len(CONFIGS))
+    print("  - its median move, signed, per row: " + ", ".join(
+        f"{c} {100 * statistics.median(by_row[c]):+.1f}% ({len(by_row[c])} models)" for c in order))
     print(f"- eager ms per call: {_spread(moved('eager_ms'))}")
     print(f"- speedup over eager: {_spread(moved('speedup'))}")
     shares = [(_share(pairs_b[cfg], [m]) / _share(pairs_a[cfg], [m]) - 1, f"{m} {cfg}") for cfg, ms in common.items() for m in ms]
@@ -106,7 +137,7 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common) -> None:
     print(f"- the same generated code in both files: {same} of {len(keys)} cells")
 
 
-def main(earlier: str, later: str) -> None:
+def main(earlier: str, later: str, labels=("earlier", "later")) -> None:
     cells_a, cells_b = (read_results_file(p)["cells"] for p in (earlier, later))
     for path, cells in ((earlier, cells_a), (later, cells_b)):
         if not cells:
@@ -118,19 +149,34 @@ def main(earlier: str, later: str) -> None:
     common = _common(pairs_a, pairs_b)
     if not common:
         raise UsageError(f"{earlier} and {later} share no row paired with `all` on a common model")
-    print(f"## Rows: {earlier} (earlier) against {later} (later)\n")
-    all_line(cells_a, cells_b, sorted({m for ms in common.values() for m in ms}))
-    rows_table(pairs_a, pairs_b, common)
+    print(f"## Rows: {earlier} ({labels[0]}) against {later} ({labels[1]})\n")
+    all_line(cells_a, cells_b, sorted({m for ms in common.values() for m in ms}), labels)
+    rows_table(pairs_a, pairs_b, common, labels)
+    print("\n## Per model: share of `all` kept\n")
+    models_table(pairs_a, pairs_b, common, labels)
     print("\n## Cells\n")
-    cells_spread(cells_a, cells_b, pairs_a, pairs_b, common)
+    cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
 
+
+def parse_labels(text: str) -> tuple[str, str]:
+    """``--labels A,B``: two names, as the tables' column heads."""
+    names = [n.strip() for n in text.split(",")]
+    if len(names) != 2 or not all(names) or any("|" in n for n in names):
+        raise UsageError(f"--labels {text!r}: give two names for the two files, comma-separated, e.g. --labels H200,H100")
+    return names[0], names[1]
+
+
+USAGE = "usage: python scripts/compare_runs.py [--labels A,B] EARLIER.json LATER.json"
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print("usage: python scripts/compare_runs.py EARLIER.json LATER.json", file=sys.stderr)
-        sys.exit(2)
+    args = sys.argv[1:]
     try:
-        main(sys.argv[1], sys.argv[2])
-    except UsageError as exc:  # a bad file: one line, exit 2, as the CLI does
-        print(f"compare_runs: {exc}", file=sys.stderr)
+        labels = ("earlier", "later")
+        if args[:1] == ["--labels"] and len(args) >= 2:
+            labels, args = parse_labels(args[1]), args[2:]
+        if len(args) != 2 or any(a.startswith("--") for a in args):
+            raise UsageError(USAGE)
+        main(args[0], args[1], labels)
+    except UsageError as exc:  # bad input: one line, exit 2, as the CLI does
+        print(exc if str(exc) == USAGE else f"compare_runs: {exc}", file=sys.stderr)
         sys.exit(2)

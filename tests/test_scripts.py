@@ -55,6 +55,30 @@ def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
     assert "inside the earlier interval: 0 of 1 rows" in proc.stdout
 
 
+def test_compare_runs_names_the_files_by_label_and_shows_each_models_move(tmp_path):
+    """Two GPUs, not two days: --labels names the columns; the per-model table shows that the row's
+    move is one model's (m0 lost 0.30) while the others kept their share."""
+    models = [f"m{i}" for i in range(6)]
+    h200 = results(tmp_path / "a.json", {m: 0.90 for m in models})
+    h100 = results(tmp_path / "b.json", {m: 0.60 if m == "m0" else 0.90 for m in models})
+    proc = script("compare_runs.py", "--labels", "H200,H100", h200, h100)
+    assert proc.returncode == 0, proc.stderr
+    assert "| row | models | H200: share kept [95% CI] | H100: share kept [95% CI] | H100 - H200 [95% CI] |" in proc.stdout
+    assert "H100 / H200 - 1:" in proc.stdout and "earlier" not in proc.stdout
+    per_model = [line for line in proc.stdout.splitlines() if line.startswith("| m") and not line.startswith("| model")]
+    assert per_model[0] == "| m0 | 0.90, 0.60 (-0.30) |", per_model
+    assert all(line.endswith("0.90, 0.90 (+0.00) |") for line in per_model[1:]) and len(per_model) == 6
+    # the compiled step moved on m0's no-fusion cell alone: the signed median per row says where
+    assert "per row: all +0.0% (6 models), no-fusion +0.0% (6 models)" in proc.stdout, proc.stdout
+
+    for bad in (["--labels", "H200", h200, h100], ["--labels", "H200,", h200, h100], ["--labels", "a,b,c", h200, h100]):
+        proc = script("compare_runs.py", *bad)
+        assert proc.returncode == 2 and proc.stdout == "", proc
+        assert proc.stderr.strip().startswith("compare_runs: --labels ") and len(proc.stderr.strip().splitlines()) == 1
+    proc = script("compare_runs.py", h200, h100, "--labels", "x,y")
+    assert proc.returncode == 2 and proc.stderr.strip().startswith("usage: python scripts/compare_runs.py [--labels A,B]")
+
+
 def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
     a = results(tmp_path / "a.json", {"m": 0.9})
     b = results(tmp_path / "b.json", {"m": 0.9}, mode="training")
