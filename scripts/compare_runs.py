@@ -29,10 +29,19 @@ from inductor_ablate.bench.runner import read_results_file
 from inductor_ablate.errors import UsageError
 
 
+#: the two files' names in the tables, unless --labels gives others
+LABELS = ("earlier", "later")
+
+
+def _row_order(config: str) -> int:
+    """Rows in the bench's order of configurations, unknown ones last."""
+    return list(CONFIGS).index(config) if config in CONFIGS else len(CONFIGS)
+
+
 def _common(pairs_a, pairs_b) -> dict:
     """{config: [models]}: the rows and models both files paired with their `all`."""
     out = {}
-    for config in sorted(pairs_a, key=lambda c: list(CONFIGS).index(c) if c in CONFIGS else len(CONFIGS)):
+    for config in sorted(pairs_a, key=_row_order):
         models = sorted(set(pairs_a[config]) & set(pairs_b.get(config, {})))
         if models:
             out[config] = models
@@ -50,7 +59,7 @@ def change_interval(pairs_a, pairs_b, config, models, seed="compare"):
                       models, f"{seed}{config}")
 
 
-def all_line(cells_a, cells_b, models, labels=("earlier", "later")) -> None:
+def all_line(cells_a, cells_b, models, labels=LABELS) -> None:
     """`all`'s geomean speedup over eager on the common models, in each file, with its interval."""
     texts = []
     for cells in (cells_a, cells_b):
@@ -61,7 +70,7 @@ def all_line(cells_a, cells_b, models, labels=("earlier", "later")) -> None:
     print(f"`all` over eager on the {len(models)} models: {labels[0]} {texts[0]}, {labels[1]} {texts[1]}.\n")
 
 
-def rows_table(pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
+def rows_table(pairs_a, pairs_b, common, labels=LABELS) -> None:
     a_, b_ = labels
     print(f"| row | models | {a_}: share kept [95% CI] | {b_}: share kept [95% CI] | {b_} - {a_} [95% CI] | {b_} inside {a_}'s interval |")
     print("|---|---|---|---|---|---|")
@@ -95,11 +104,10 @@ def _spread(moves: list[tuple[float, str]]) -> str:
             f"{100 * sizes[int(0.9 * (len(sizes) - 1))]:.1f}%, largest {100 * worst[0]:+.1f}% ({worst[1]})")
 
 
-def models_table(pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
+def models_table(pairs_a, pairs_b, common, models, labels=LABELS) -> None:
     """Each model's share of `all` kept in both files, per row: whether a row's move is every
     model's or one model's."""
     rows = list(common)
-    models = sorted({m for ms in common.values() for m in ms})
     print(f"| model | " + " | ".join(f"{r}: {labels[0]}, {labels[1]} (change)" for r in rows) + " |")
     print("|---|" + "---|" * len(rows))
     for m in models:
@@ -113,7 +121,7 @@ def models_table(pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
         print(f"| {m} | " + " | ".join(texts) + " |")
 
 
-def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=("earlier", "later")) -> None:
+def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=LABELS) -> None:
     a, b = _by_cell(cells_a), _by_cell(cells_b)
     keys = sorted(set(a) & set(b))
 
@@ -122,13 +130,13 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=("earlier", 
                 for k in keys]
 
     print(f"Cells in both files: {len(keys)} ({len({m for m, _ in keys})} models); {labels[1]} / {labels[0]} - 1:")
-    print(f"- compiled ms per call: {_spread(moved('compiled_ms'))}")
-    by_row = {}
-    for v, k in moved("compiled_ms"):
-        by_row.setdefault(k.split(" ")[1], []).append(v)
-    order = sorted(by_row, key=lambda c: list(CONFIGS).index(c) if c in CONFIGS else len(CONFIGS))
+    compiled = moved("compiled_ms")
+    print(f"- compiled ms per call: {_spread(compiled)}")
+    by_row: dict = {}
+    for (v, _), (_, config) in zip(compiled, keys):
+        by_row.setdefault(config, []).append(v)
     print("  - its median move, signed, per row: " + ", ".join(
-        f"{c} {100 * statistics.median(by_row[c]):+.1f}% ({len(by_row[c])} models)" for c in order))
+        f"{c} {100 * statistics.median(by_row[c]):+.1f}% ({len(by_row[c])} models)" for c in sorted(by_row, key=_row_order)))
     print(f"- eager ms per call: {_spread(moved('eager_ms'))}")
     print(f"- speedup over eager: {_spread(moved('speedup'))}")
     shares = [(_share(pairs_b[cfg], [m]) / _share(pairs_a[cfg], [m]) - 1, f"{m} {cfg}") for cfg, ms in common.items() for m in ms]
@@ -137,7 +145,7 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=("earlier", 
     print(f"- the same generated code in both files: {same} of {len(keys)} cells")
 
 
-def main(earlier: str, later: str, labels=("earlier", "later")) -> None:
+def main(earlier: str, later: str, labels=LABELS) -> None:
     cells_a, cells_b = (read_results_file(p)["cells"] for p in (earlier, later))
     for path, cells in ((earlier, cells_a), (later, cells_b)):
         if not cells:
@@ -150,10 +158,11 @@ def main(earlier: str, later: str, labels=("earlier", "later")) -> None:
     if not common:
         raise UsageError(f"{earlier} and {later} share no row paired with `all` on a common model")
     print(f"## Rows: {earlier} ({labels[0]}) against {later} ({labels[1]})\n")
-    all_line(cells_a, cells_b, sorted({m for ms in common.values() for m in ms}), labels)
+    models = sorted({m for ms in common.values() for m in ms})
+    all_line(cells_a, cells_b, models, labels)
     rows_table(pairs_a, pairs_b, common, labels)
     print("\n## Per model: share of `all` kept\n")
-    models_table(pairs_a, pairs_b, common, labels)
+    models_table(pairs_a, pairs_b, common, models, labels)
     print("\n## Cells\n")
     cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
 
@@ -171,7 +180,7 @@ USAGE = "usage: python scripts/compare_runs.py [--labels A,B] EARLIER.json LATER
 if __name__ == "__main__":
     args = sys.argv[1:]
     try:
-        labels = ("earlier", "later")
+        labels = LABELS
         if args[:1] == ["--labels"] and len(args) >= 2:
             labels, args = parse_labels(args[1]), args[2:]
         if len(args) != 2 or any(a.startswith("--") for a in args):
