@@ -105,6 +105,37 @@ def test_merge_names_the_bad_file(tmp_path, name, content):
     assert not out.exists()
 
 
+def test_merge_refuses_files_of_two_gpus_and_writes_nothing(tmp_path):
+    """An H100's lane merged into the H200's files would put two GPUs' times in one table."""
+    out = tmp_path / "merged.json"
+    h100 = "docs/results/raw/h100-bf16-inference-paper.json"
+    h200 = "docs/results/h200-real-bf16-inference.json"  # a merged file: its parts' names count
+    proc = cli("merge", "--pool-repeats", h200, h100, "--json", str(out), cwd=ROOT)
+    assert_one_line_error(proc, "would mix 2 devices", f"{h100}: NVIDIA H100 80GB HBM3", f"{h200}: NVIDIA H200",
+                          "compare_runs.py --labels")
+    assert not out.exists() and proc.stdout == ""
+
+
+def test_bench_refuses_to_resume_a_file_of_another_device_before_any_cell(tmp_path):
+    """A lane file carried to a box with another GPU (or one named for another machine) would gain
+    this machine's cells beside the other's, under one meta."""
+    results = tmp_path / "lane.json"
+    cell = dict(suite="embedded", model="mlp_gelu", config="all", device="cpu", dtype="float32", mode="inference",
+                status="ok", eager_ms=1.0, compiled_ms=0.5, speedup=2.0)
+    results.write_text(json.dumps({"meta": {"device_name": "NVIDIA H200"}, "cells": [cell]}))
+    before = results.read_text()
+    proc = cli("bench", "--device", "cpu", "--models", "mlp_gelu", "--configs", "all,no-fusion", "--json", str(results),
+               "--no-progress")
+    assert_one_line_error(proc, f"resuming --json {results} here would mix 2 devices", "NVIDIA H200")
+    assert results.read_text() == before and "no-fusion" not in proc.stdout
+    # the same file as --skip-done: its cells ran on the H200, so they are not done on this machine
+    fresh = tmp_path / "fresh.json"
+    proc = cli("bench", "--device", "cpu", "--models", "mlp_gelu", "--configs", "all,no-fusion", "--json", str(fresh),
+               "--skip-done", str(results), "--no-progress")
+    assert_one_line_error(proc, f"leaving out the cells of --skip-done {results} here would mix 2 devices")
+    assert not fresh.exists()
+
+
 @pytest.mark.parametrize("command", ["merge", "bench"])
 def test_a_plot_path_matplotlib_cannot_write_fails_before_any_work(tmp_path, command):
     """matplotlib chooses the format from the suffix: a .txt plot was a traceback once every cell had run."""

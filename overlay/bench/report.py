@@ -7,7 +7,7 @@ import random
 
 from ..errors import UsageError
 from .configs import CONFIGS, GROUPS, by_name
-from .runner import cell_key, read_results_file
+from .runner import cell_key, check_one_device, device_names, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
               "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "fusions",
@@ -411,6 +411,7 @@ def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]]
     a model whose cells in one file measured a program since fixed (the raw file stays as it ran);
     each pair must name one of ``paths`` and a model with cells in it."""
     datas = {path: read_results_file(path) for path in paths}
+    check_one_device({path: device_names(data.get("meta", {})) for path, data in datas.items()}, "merging these files")
     for path, model in leave_out:
         if path not in datas:
             raise UsageError(f"--leave-out {path}:{model}: {path} is not one of the files merged")

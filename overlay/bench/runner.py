@@ -103,6 +103,26 @@ def load_results(path: str | None) -> dict:
     return {cell_key(r): r for r in read_results_file(path, RESUME_HINT)["cells"]}
 
 
+def device_names(meta: dict) -> set[str]:
+    """The devices a results file's cells ran on, by name (``bench`` records ``device_name``: the GPU's,
+    or the CPU's), through the parts of a merged file; a file written before the name was recorded
+    gives none."""
+    names = {meta["device_name"]} if meta.get("device_name") else set()
+    for part in meta.get("parts", []):
+        names |= device_names(part)
+    return names
+
+
+def check_one_device(named: dict[str, set[str]], what: str) -> None:
+    """``named``: {file or 'this machine': device names}.  Two GPUs' (or CPUs') cells in one file or
+    one table would be read as one machine's; refuse, in one line, before any work."""
+    every = set().union(*named.values()) if named else set()
+    if len(every) > 1:
+        where = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in named.items() if v)
+        raise UsageError(f"{what} would mix {len(every)} devices ({where}); keep each device's cells in files "
+                         f"of their own and set them side by side with scripts/compare_runs.py --labels")
+
+
 def kept_on_resume(path: str | None) -> dict:
     """The rows of ``path`` that a resumed run keeps: all but errors (a timeout, a crash), which it
     runs again."""
