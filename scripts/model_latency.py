@@ -142,7 +142,7 @@ def main() -> int:
     cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before the first compile; compile workers inherit it
     try:
-        seeded = has_picks(args.picks, setting)
+        seeded = has_picks(args.picks, setting, torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else None)
         if seeded:
             seed_picks(args.picks, setting, cache)
         return measure(args, extra, lambda: _picks_done(args.picks, setting, cache, seeded))

@@ -750,6 +750,24 @@ def test_picks_seed_a_fresh_runs_first_cell_with_an_earlier_runs_autotuning(tmp_
     assert seeded["code_hash"] == cold["code_hash"]
 
 
+def test_picks_of_another_gpu_do_not_seed_a_cell(tmp_path):
+    """Inductor keys each picks file by the system it was benchmarked on: the H100's picks (committed,
+    as Inductor wrote them) seed an H100's cell and not an H200's, which is then cold, priced and
+    labelled so. Without a device name (``--estimate`` on a machine without the GPU) any picks count;
+    a file whose system cannot be read (a CPU system's has none) counts too."""
+    from inductor_ablate.bench.runner import has_picks
+
+    cell = dict(model="resnet18", dtype="bfloat16", mode="inference", device="cuda")
+    h100 = os.path.join(ROOT, "docs", "results", "picks-h100")
+    assert has_picks(h100, cell) and has_picks(h100, cell, "NVIDIA H100 80GB HBM3")
+    assert not has_picks(h100, cell, "NVIDIA H200")
+    assert not has_picks(str(tmp_path), cell, "NVIDIA H100 80GB HBM3")  # no folder for the model
+    cpu = tmp_path / "resnet18-bfloat16-inference-cuda" / "c0ffee"
+    cpu.parent.mkdir()
+    cpu.write_text(json.dumps({"system": {"hash": "c0ffee"}, "cache": {}}))
+    assert has_picks(str(tmp_path), cell, "NVIDIA H200")
+
+
 def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
     """A run stopped (SIGTERM, as `timeout` sends) in a model's cold `all`, once Inductor has written
     its first benchmarked picks to the cache, still copies them to --picks: a fresh machine's next

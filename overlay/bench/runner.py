@@ -199,16 +199,36 @@ def check_picks_folder(picks: str, writable: bool = True) -> None:
         check_writable(os.path.join(picks, "picks"), "picks folder", "choose another --picks folder")
 
 
-def has_picks(picks: str, cell: dict) -> bool:
-    """Whether ``bench --picks`` holds autotuning picks for this cell's model and setting."""
-    return _has_files(os.path.join(picks, cache_name(cell)))
+def has_picks(picks: str, cell: dict, device_name: str | None = None) -> bool:
+    """Whether ``bench --picks`` holds autotuning picks for this cell's model and setting; with
+    ``device_name``, picks benchmarked on that device: Inductor keys each file by the system (the
+    GPU's name among it), so the H200's picks do not seed an H100's compile, and a cell given them
+    is cold, not seeded.  A file whose system cannot be read counts as a match."""
+    folder = os.path.join(picks, cache_name(cell))
+    if device_name is None:
+        return _has_files(folder)
+    return any(name in (device_name, None) for name in _picks_devices(folder))
+
+
+def _picks_devices(folder: str) -> set[str | None]:
+    """The device names of the picks files under ``folder`` (select_algorithm's PersistentCache
+    writes ``{"system": {"device": {"name": ...}, ...}, ...}``); None for a file not of that shape."""
+    names: set[str | None] = set()
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                with open(os.path.join(root, name)) as f:
+                    names.add(json.load(f)["system"]["device"]["name"])
+            except (OSError, ValueError, KeyError, TypeError):
+                names.add(None)
+    return names
 
 
 def seed_picks(picks: str, cell: dict, cache_dir: str) -> None:
     """Copy the saved picks of the cell's model and setting into its (empty) cache directory, so its
     first cell compiles with them instead of benchmarking every matmul choice again.  Picks of another
-    system (GPU, torch, triton) sit in a file Inductor does not read there: that cell autotunes as a
-    cold one does, which its ``autotune_s`` shows."""
+    torch or triton on the same GPU sit in a file Inductor does not read there: that cell autotunes as
+    a cold one does, which its ``autotune_s`` shows (another GPU's picks are not seeded: ``has_picks``)."""
     shutil.copytree(os.path.join(picks, cache_name(cell)), os.path.join(cache_dir, PICKS_SUBDIR), dirs_exist_ok=True)
 
 
@@ -326,7 +346,8 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 bar.set_description(f"{cell['model']} / {cell['config']}")
                 cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
                 warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
-                state = "warm" if warm else "seeded" if picks and has_picks(picks, cell) else "cold"
+                state = ("warm" if warm else "seeded" if picks and has_picks(picks, cell, meta.get("device_name"))
+                         else "cold")
                 if pricer is not None:
                     try:
                         pricer.check(cell, state)
