@@ -60,7 +60,7 @@ from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _s
                                         nudged_step, step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
-from inductor_ablate.bench.runner import cache_name, check_picks_folder, has_picks, save_picks, seed_picks
+from inductor_ablate.bench.runner import cache_name, check_picks_folder, device_name, has_picks, save_picks, seed_picks
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
 
@@ -142,7 +142,7 @@ def main() -> int:
     cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before the first compile; compile workers inherit it
     try:
-        seeded = has_picks(args.picks, setting, torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else None)
+        seeded = has_picks(args.picks, setting, device_name(args.device))
         if seeded:
             seed_picks(args.picks, setting, cache)
         return measure(args, extra, lambda: _picks_done(args.picks, setting, cache, seeded))

@@ -14,7 +14,7 @@ from .configs import by_name, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import (RESULTS_FORMAT, cell_key, check_one_device, check_picks_folder, device_names, kept_on_resume, load_results, plan,
+from .runner import (RESULTS_FORMAT, cell_key, check_one_device, check_picks_folder, device_name, device_names, kept_on_resume, load_results, plan,
                      read_results_file, run_matrix, save_results, skip_done)
 
 
@@ -229,7 +229,7 @@ def bench_main(argv) -> int:
     except importlib.metadata.PackageNotFoundError:
         triton = None
     meta = dict(torch=torch.__version__, triton=triton, python=platform.python_version(), machine=platform.node(),
-                device_name=torch.cuda.get_device_name(device) if device.startswith("cuda") else platform.processor() or "cpu",
+                device_name=device_name(device),
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,

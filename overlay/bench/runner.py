@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import platform
 import random
 import shutil
 import sys
@@ -101,6 +102,14 @@ def load_results(path: str | None) -> dict:
     if not path or not os.path.exists(path):
         return {}
     return {cell_key(r): r for r in read_results_file(path, RESUME_HINT)["cells"]}
+
+
+def device_name(device: str) -> str:
+    """The name a results file records for ``device`` (``bench``'s meta), and which picks files are
+    matched against: the GPU's as torch gives it, or the processor's (often empty, so ``cpu``)."""
+    import torch
+
+    return torch.cuda.get_device_name(device) if device.startswith("cuda") else platform.processor() or "cpu"
 
 
 def device_names(meta: dict) -> set[str]:
