@@ -15,7 +15,8 @@ the `ours` rows (each fusion kind taken out alone, one kernel per op), and the f
   marks a row whose code on that model was `all`'s own (its figure is process noise, not the row's).
 - Fusions: the scheduler fusions `all` made per model, by kind (from the cells' decision logs), and
   what `no-inlining` made instead; how many cells of a one-kind row with nothing to take out
-  generated their run's `all` code.
+  generated their run's `all` code; for a row of kinds taken out together, the fusions it still
+  made and its kernels beside `no-fusion`'s.
 - Cost: the paper rows' process wall time per model, and what 8 models take on 2 lanes; how many
   warm cells compiled in at most 1.5x their compile without autotuning (docs/bench.md's target).
 - With a second file, of the other mode: per model, how much dearer a cell of the first file's mode
@@ -160,6 +161,17 @@ def per_model_table(pairs, rows, same_code=frozenset()) -> None:
               "is process noise, not what the row takes out.")
 
 
+def _each(cs, value) -> str:
+    """``value`` of each process of a row: one figure where they agree, else each, "7 / 1"."""
+    values = [str(value(c)) for c in cs]
+    return values[0] if len(set(values)) == 1 else " / ".join(values)
+
+
+def _fusions_made(c) -> str:
+    """The scheduler fusions a cell logged, by kind, e.g. "epilogue 4", or "none"."""
+    return ", ".join(f"{k} {n}" for k, n in sorted(c["fusions"].items()) if n) or "none"
+
+
 def fusions_table(cells) -> None:
     """Fusions by kind of `all` and of `no-inlining`, per model.  A row that was logged in several
     processes (runs pooled by merge --pool-repeats) shows each process's figure, "7 / 1", where they
@@ -170,20 +182,31 @@ def fusions_table(cells) -> None:
             logged.setdefault((c["model"], c["config"]), []).append(c)
     models = sorted({m for m, cfg in logged if cfg == "all"})
     kinds = sorted({k for (m, cfg), cs in logged.items() if cfg in ("all", "no-inlining") for c in cs for k in c["fusions"]})
-
-    def each(cs, value) -> str:
-        values = [str(value(c)) for c in cs]
-        return values[0] if len(set(values)) == 1 else " / ".join(values)
-
     print("| model | " + " | ".join(f"`all`: {k}" for k in kinds) + " | `all`: kernels | `no-inlining`: fusions | `no-inlining`: kernels |")
     print("|---|" + "---|" * (len(kinds) + 3))
     for m in models:
         a, ni = logged[(m, "all")], logged.get((m, "no-inlining"))
         ran = any(c["status"] == "ok" and (c["model"], c["config"]) == (m, "no-inlining") for c in cells)
-        ni_text = (f"{each(ni, lambda c: sum(c['fusions'].values()))} | {each(ni, lambda c: c['kernels'])}" if ni else
+        ni_text = (f"{_each(ni, lambda c: sum(c['fusions'].values()))} | {_each(ni, lambda c: c['kernels'])}" if ni else
                    "ran before fusions were logged | " if ran else "not run | ")
-        print(f"| {m} | " + " | ".join(each(a, lambda c, k=k: c["fusions"].get(k, 0)) for k in kinds)
-              + f" | {each(a, lambda c: c['kernels'])} | {ni_text} |")
+        print(f"| {m} | " + " | ".join(_each(a, lambda c, k=k: c["fusions"].get(k, 0)) for k in kinds)
+              + f" | {_each(a, lambda c: c['kernels'])} | {ni_text} |")
+
+
+def kinds_together_table(cells) -> None:
+    """For each row of several fusion kinds vetoed together (``no-fusion-vertical+horizontal``), per
+    model: the fusions `all` made, the fusions and kernels the row made, and `no-fusion`'s kernels:
+    whether the row left any fusion, and whether it ended where taking out every fusion does."""
+    reps = _processes(c for c in cells if c["status"] == "ok")
+    for config in sorted({cfg for _, cfg in reps if "+" in cfg and cfg.startswith("no-fusion-")}):
+        print(f"| model | `all`: fusions made | `{config}`: fusions made | `{config}`: kernels | `no-fusion`: kernels |")
+        print("|---|---|---|---|---|")
+        for m in sorted(m for m, cfg in reps if cfg == config):
+            row, every = reps[(m, config)], reps.get((m, "no-fusion"), [])
+            logged = [c for c in reps.get((m, "all"), []) if "fusions" in c]
+            row_text = _each(row, _fusions_made) if all("fusions" in c for c in row) else "not logged"
+            print(f"| {m} | {_each(logged, _fusions_made) if logged else 'not logged'} | {row_text} | "
+                  f"{_each(row, lambda c: c['kernels'])} | {_each(every, lambda c: c['kernels']) if every else 'not run'} |")
 
 
 def nothing_to_take_out(cells) -> None:
@@ -293,6 +316,8 @@ def main(path: str, other_path: str | None = None) -> None:
     fusions_table(cells)
     print()
     nothing_to_take_out(cells)
+    print("\n## Fusion kinds taken out together\n")
+    kinds_together_table(cells)
     print("\n## Cost\n")
     cost_per_model(cells)
     warm_autotuning(cells)

@@ -166,6 +166,27 @@ def test_findings_table_marks_a_per_model_share_whose_code_was_alls_own(tmp_path
     assert "`=`" not in script("findings_table.py", path).stdout
 
 
+def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
+    """Model m's vertical+horizontal row made no fusion and ended at `no-fusion`'s kernels; n's kept
+    its epilogue fusion, the kind not vetoed, and ended under them; the table says which."""
+    path = results(tmp_path / "a.json", {"m": 0.95, "n": 0.9})
+    data = json.loads(open(path).read())
+    made = {("m", "all"): ({"vertical": 3, "horizontal": 2}, 10), ("n", "all"): ({"epilogue": 1, "vertical": 2}, 7),
+            ("m", "no-fusion"): ({}, 15), ("n", "no-fusion"): ({}, 10)}
+    for c in data["cells"]:
+        c["fusions"], c["kernels"] = made[(c["model"], c["config"])]
+    for model, fusions, kernels in (("m", {}, 15), ("n", {"epilogue": 1}, 9)):
+        data["cells"].append({**next(c for c in data["cells"] if (c["model"], c["config"]) == (model, "no-fusion")),
+                              "config": "no-fusion-vertical+horizontal", "fusions": fusions, "kernels": kernels,
+                              "code_hash": f"{model}-vh"})
+    open(path, "w").write(json.dumps(data))
+    proc = script("findings_table.py", path)
+    assert proc.returncode == 0, proc.stderr
+    together = proc.stdout[proc.stdout.index("## Fusion kinds taken out together"):proc.stdout.index("## Cost")]
+    assert "| m | horizontal 2, vertical 3 | none | 15 | 15 |" in together, together
+    assert "| n | epilogue 1, vertical 2 | epilogue 1 | 9 | 10 |" in together, together
+
+
 @pytest.mark.parametrize("name, args, piece", [
     ("check_stock_identity.py", ["--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
     ("kernel_census_report.py", ["--device", "cuda:99"], "argument --device: cuda:99: "),
