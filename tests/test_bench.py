@@ -753,7 +753,7 @@ def test_picks_seed_a_fresh_runs_first_cell_with_an_earlier_runs_autotuning(tmp_
 def test_picks_of_another_gpu_do_not_seed_a_cell(tmp_path):
     """Inductor keys each picks file by the system it was benchmarked on: the H100's picks (committed,
     as Inductor wrote them) seed an H100's cell and not an H200's, which is then cold, priced and
-    labelled so. Without a device name (``--estimate`` on a machine without the GPU) any picks count;
+    labelled so; the H200's committed inference picks of the same model, the other way round. Without a device name (``--estimate`` on a machine without the GPU) any picks count;
     a file whose system cannot be read (a CPU system's has none) counts too."""
     from inductor_ablate.bench.runner import has_picks
 
@@ -761,6 +761,9 @@ def test_picks_of_another_gpu_do_not_seed_a_cell(tmp_path):
     h100 = os.path.join(ROOT, "docs", "results", "picks-h100")
     assert has_picks(h100, cell) and has_picks(h100, cell, "NVIDIA H100 80GB HBM3")
     assert not has_picks(h100, cell, "NVIDIA H200")
+    h200, gpt2 = os.path.join(ROOT, "docs", "results", "picks"), dict(cell, model="gpt2")  # both GPUs have its picks
+    assert has_picks(h200, gpt2, "NVIDIA H200") and not has_picks(h200, gpt2, "NVIDIA H100 80GB HBM3")
+    assert has_picks(h100, gpt2, "NVIDIA H100 80GB HBM3") and not has_picks(h100, gpt2, "NVIDIA H200")
     assert not has_picks(str(tmp_path), cell, "NVIDIA H100 80GB HBM3")  # no folder for the model
     cpu = tmp_path / "resnet18-bfloat16-inference-cuda" / "c0ffee"
     cpu.parent.mkdir()
