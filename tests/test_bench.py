@@ -753,8 +753,9 @@ def test_picks_seed_a_fresh_runs_first_cell_with_an_earlier_runs_autotuning(tmp_
 def test_picks_of_another_gpu_do_not_seed_a_cell(tmp_path):
     """Inductor keys each picks file by the system it was benchmarked on: the H100's picks (committed,
     as Inductor wrote them) seed an H100's cell and not an H200's, which is then cold, priced and
-    labelled so; the H200's committed inference picks of the same model, the other way round. Without a device name (``--estimate`` on a machine without the GPU) any picks count;
-    a file whose system cannot be read (a CPU system's has none) counts too."""
+    labelled so; the H200's committed inference picks of the same model, the other way round.
+    Without a device name (``--estimate`` on a machine without the GPU) any picks count; a file
+    whose system cannot be read (a CPU system's has none) counts too."""
     from inductor_ablate.bench.runner import has_picks
 
     cell = dict(model="resnet18", dtype="bfloat16", mode="inference", device="cuda")
