@@ -14,8 +14,8 @@ from .configs import by_name, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import (RESULTS_FORMAT, cell_key, check_one_device, check_picks_folder, device_name, device_names, kept_on_resume, load_results, plan,
-                     read_results_file, run_matrix, save_results, skip_done)
+from .runner import (RESULTS_FORMAT, cell_key, check_one_device, check_picks_folder, device_name, device_names,
+                     kept_on_resume, load_results, plan, read_results_file, run_matrix, save_results, skip_done)
 
 
 def _device_default() -> str:
@@ -234,13 +234,12 @@ def bench_main(argv) -> int:
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
                 skip_done=args.skip_done, picks=args.picks)
-    here = {"this machine": {meta["device_name"]}}
-    if not args.fresh and os.path.exists(path):  # a resumed file keeps one device's cells
-        check_one_device({path: device_names(read_results_file(path).get("meta", {})), **here},
-                         f"resuming --json {path} here")
-    for done in _names("--skip-done", args.skip_done) or []:  # cells done on another device are not done here
-        check_one_device({done: device_names(read_results_file(done).get("meta", {})), **here},
-                         f"leaving out the cells of --skip-done {done} here")
+    # a resumed file keeps one device's cells; cells done on another device are not done here
+    earlier = ([(path, f"resuming --json {path} here")] if not args.fresh and os.path.exists(path) else []) + [
+        (done, f"leaving out the cells of --skip-done {done} here") for done in _names("--skip-done", args.skip_done) or []]
+    for earlier_path, what in earlier:
+        check_one_device({earlier_path: device_names(read_results_file(earlier_path).get("meta", {})),
+                          "this machine": {meta["device_name"]}}, what)
     budget = None
     if args.budget is not None:
         budget = (args.budget, (_names("--skip-done", args.skip_done) or []) + (_names("--history", args.history) or []))
