@@ -211,13 +211,41 @@ class Budget:
         self.first = True
 
     def check(self, cell: dict, state: str) -> None:
-        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``)."""
-        history = self.files + timed_cells(self.rows.values(), self.device, self.mode)
+        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``).  A price taken from
+        the files alone is scaled by ``box_factor``: a box slower than the one the files ran on would
+        otherwise start a cell in the last seconds and cut it."""
+        done = timed_cells(self.rows.values(), self.device, self.mode)
+        history = self.files + done
         first, self.first = self.first, False
         if not history or first:
             return
         price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], state, self.other_mode)
+        from_files = {id(c) for c in self.files}
+        factor, pairs = box_factor(done, self.files)
+        if factor > 1 and all(id(c) in from_files for c in pool):
+            price *= factor
+            basis += f", x{factor:.2f}: this file's cells took up to that times their history (3rd quartile of {pairs})"
         left = self.seconds - (time.perf_counter() - self.start)
         if price > left:
             raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "
                               f"{max(left, 0):.0f} s of --budget {self.seconds:g} are left")
+
+
+#: pairs of cells needed before ``box_factor`` scales a price (fewer say little about the box)
+FACTOR_PAIRS = 3
+
+
+def box_factor(done: list[dict], files: list[dict]) -> tuple[float, int]:
+    """(factor, pairs): each cell of this results file that the history files also hold (same model,
+    config, dtype and cache state) gives its wall over the median of theirs; the factor is the third
+    quartile of those ratios, so three in four such cells took at most that times their history.
+    1.0 below ``FACTOR_PAIRS`` pairs.  Two runs of the same training cells on the H200 took 0.71 to
+    1.64 times each other's walls (docs/findings.md, "What is missing"): a median price cut a cell."""
+    earlier: dict[tuple, list[float]] = {}
+    for c in files:
+        earlier.setdefault((c["model"], c["config"], c["dtype"], c.get("cache")), []).append(c["wall_s"])
+    ratios = [c["wall_s"] / statistics.median(walls) for c in done
+              if (walls := earlier.get((c["model"], c["config"], c["dtype"], c.get("cache"))))]
+    if len(ratios) < FACTOR_PAIRS:
+        return 1.0, len(ratios)
+    return statistics.quantiles(ratios, n=4, method="inclusive")[2], len(ratios)
