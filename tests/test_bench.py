@@ -958,7 +958,7 @@ def test_low_precision_accuracy_falls_back_to_a_float64_reference():
 def test_box_factor_is_the_third_quartile_of_this_files_walls_over_their_history():
     """Only cells of the same model, config, dtype and cache state pair up; under three pairs the
     factor is 1 (no scaling)."""
-    from inductor_ablate.bench.estimate import box_factor
+    from inductor_ablate.bench.estimate import box_factor, wall_ratios
 
     def row(model, config, wall, cache="warm", dtype="bfloat16"):
         return dict(model=model, config=config, dtype=dtype, cache=cache, wall_s=wall)
@@ -968,15 +968,16 @@ def test_box_factor_is_the_third_quartile_of_this_files_walls_over_their_history
             row("b", "no-fusion", 40, "cold"),  # another cache state: no pair
             row("b", "no-inlining", 20, dtype="float32"),  # another dtype: no pair
             row("c", "all", 999, "cold")]  # no history
-    assert box_factor(done[:2], files) == (1.0, 2)
+    assert box_factor(wall_ratios(done[:2], files)) == 1.0
     # ratios 1.0 (a all), 2.0 (a no-fusion: 40 over the median 20), 1.5 (b all): 3rd quartile 1.75
-    assert box_factor(done, files) == (1.75, 3)
+    assert wall_ratios(done, files) == [1.0, 2.0, 1.5] and box_factor([1.0, 2.0, 1.5]) == 1.75
 
 
-def test_budget_scales_prices_from_history_by_how_much_slower_this_run_is(tmp_path):
+def test_budget_and_estimate_scale_prices_from_history_by_how_much_slower_this_run_is(tmp_path):
     """--budget on a box slower than the history's: tiny's three cells ran here far slower than the
     history's 0.01 s, so tiny2's `all`, priced at 5 s from the history, is scaled by that factor
-    and not started with 600 s left; the message gives the factor and its basis."""
+    and not started with 600 s left; the message gives the factor and its basis.  --estimate with
+    that results file as --json prices tiny2's cells the same way and says so."""
     def row(model, config, cache, wall):
         return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
                     status="ok", cache=cache, wall_s=wall)
@@ -985,11 +986,19 @@ def test_budget_scales_prices_from_history_by_how_much_slower_this_run_is(tmp_pa
         row("tiny", "all", "cold", 0.01), row("tiny", "no-fusion", "warm", 0.01), row("tiny", "no-inlining", "warm", 0.01),
         row("tiny2", "all", "cold", 5)]}))
     results = tmp_path / "r.json"
-    proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion,no-inlining",
-                 "--repeat", "3", "--json", str(results), "--budget", "600", "--history", str(history), tmp_path=tmp_path)
+    common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion,no-inlining",
+              "--repeat", "3", "--json", str(results))
+    proc = bench(*common, "--budget", "600", "--history", str(history), tmp_path=tmp_path)
     assert proc.returncode == 130, proc.stderr
-    priced = re.search(r"stopped for --budget: tiny2 / all is priced at (\d+) s \(this cell cold, x([\d.]+): this "
-                       r"file's cells took up to that times their history \(3rd quartile of 3\) \(1\)\)", proc.stderr)
+    priced = re.search(r"stopped for --budget: tiny2 / all is priced at (\d+) s \(this cell cold, x([\d.]+) \(1\)\) and "
+                       r"\d+ s of --budget 600 are left; prices from the history files alone are x\2: the results "
+                       r"file's 3 cells that they also hold took", proc.stderr)
     assert priced, proc.stderr
     assert int(priced.group(1)) > 600 and float(priced.group(2)) > 120
     assert set(cells(results)) == {("tiny", c) for c in ("all", "no-fusion", "no-inlining")}
+    proc = bench(*common, "--estimate", str(history), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    tiny2 = next(line for line in proc.stdout.splitlines() if line.startswith("tiny2"))
+    # 3 cells: `all` at 5 s and two warm at every model's warm median (0.01 s), only `all`'s scaled
+    assert "this cell cold, x" in tiny2 and float(tiny2.split()[2]) > 600, proc.stdout
+    assert f"prices from the history files alone are x{priced.group(2)}" in proc.stdout

@@ -135,6 +135,6 @@ def test_the_estimates_of_what_is_missing_are_what_bench_estimate_prints():
         cells, one_lane, two_lanes = total.groups()
         figures = [f"{cells} cells", f"{one_lane} s"] + ([f"{two_lanes} s"] if two_lanes else [])
         if "--budget" in line:
-            figures.append(re.search(r"under --budget \S+: (\d+ runs)", proc.stdout).group(1))
+            figures.append(re.search(r"under --budget \S+: (\d+ runs?) of", proc.stdout).group(1))
         for figure in figures:
             assert figure in joined, (line, figure)

@@ -146,13 +146,15 @@ def _runs(models: list[list[float]], budget: float) -> tuple[int, int]:
 
 
 def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype: str, mode: str,
-             budget: float | None = None, picks: str | None = None) -> str:
+             budget: float | None = None, picks: str | None = None, done: list[dict] = ()) -> str:
     """The table: per model, its cells, the seconds and their basis; then totals, and with
     ``budget`` how many runs of that many seconds one lane takes.  ``picks``: ``bench --picks``; a
-    model with picks there starts seeded, not cold."""
+    model with picks there starts seeded, not cold.  ``done``: the cells the results file holds,
+    priced from as ``--budget`` prices from them (``Prices``)."""
     from .runner import has_picks
 
     history, other_mode = _history(history_paths, device, mode)
+    prices_of = Prices(history, timed_cells(done, device, mode), other_mode)
     models: dict[str, list[dict]] = {}
     for cell in cells:
         models.setdefault(cell["model"], []).append(cell)
@@ -168,7 +170,7 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
         seeded += first == "seeded"
         prices.append([])
         for i, cell in enumerate(mine):
-            s, basis, pool = _cost(history, model, cell["config"], dtype, first if i == 0 else "warm", other_mode)
+            s, basis, pool = prices_of.cost(model, cell["config"], dtype, first if i == 0 else "warm")
             seconds += s
             prices[-1].append(s)
             bases.setdefault(basis, set()).update(map(id, pool))
@@ -181,11 +183,13 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     lanes = ", ".join(f"{n} lanes about {_lanes(totals, n):,.0f} s" for n in (2, 4) if n <= len(totals))
     lines.append(f"total: {len(cells)} cells, {len(models) - seeded} cold{f', {seeded} seeded' if seeded else ''}, about {total:,.0f} s ({total / 60:.0f} min) on one "
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
+    if prices_of.note():
+        lines.append(prices_of.note())
     if budget is not None:
         runs, over = _runs(prices, budget)
         over_note = (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit of that "
                      f"length would cut them") if over else ""
-        lines.append(f"under --budget {budget:g}: {runs} runs of one lane, each leaving a model at its first cell "
+        lines.append(f"under --budget {budget:g}: {runs} run{'s' if runs != 1 else ''} of one lane, each leaving a model at its first cell "
                      f"that would not fit and going on with the next models' cells that fit{over_note}")
     return "\n".join(lines)
 
@@ -211,41 +215,65 @@ class Budget:
         self.first = True
 
     def check(self, cell: dict, state: str) -> None:
-        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``).  A price taken from
-        the files alone is scaled by ``box_factor``: a box slower than the one the files ran on would
-        otherwise start a cell in the last seconds and cut it."""
+        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``)."""
         done = timed_cells(self.rows.values(), self.device, self.mode)
-        history = self.files + done
         first, self.first = self.first, False
-        if not history or first:
+        if not (self.files or done) or first:
             return
-        price, basis, pool = _cost(history, cell["model"], cell["config"], cell["dtype"], state, self.other_mode)
-        from_files = {id(c) for c in self.files}
-        factor, pairs = box_factor(done, self.files)
-        if factor > 1 and all(id(c) in from_files for c in pool):
-            price *= factor
-            basis += f", x{factor:.2f}: this file's cells took up to that times their history (3rd quartile of {pairs})"
+        prices = Prices(self.files, done, self.other_mode)
+        price, basis, pool = prices.cost(cell["model"], cell["config"], cell["dtype"], state)
         left = self.seconds - (time.perf_counter() - self.start)
         if price > left:
+            why = f"; {prices.note()}" if basis.endswith(f"x{prices.factor:.2f}") else ""
             raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "
-                              f"{max(left, 0):.0f} s of --budget {self.seconds:g} are left")
+                              f"{max(left, 0):.0f} s of --budget {self.seconds:g} are left{why}")
+
+
+class Prices:
+    """``_cost`` over the history files and the cells the results file already holds (``done``), a
+    price taken from the files alone scaled by ``factor``: on a box slower than the one the files ran
+    on, a median price starts a cell in a call's last seconds and the call's end cuts it."""
+
+    def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict]):
+        self.files, self.history, self.other_mode = files, files + done, other_mode
+        self.ratios = wall_ratios(done, files)
+        self.factor = box_factor(self.ratios)
+        self._from_files = {id(c) for c in files}
+
+    def cost(self, model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
+        price, basis, pool = _cost(self.history, model, config, dtype, state, self.other_mode)
+        if self.factor > 1 and all(id(c) in self._from_files for c in pool):
+            price *= self.factor
+            basis += f", x{self.factor:.2f}"
+        return price, basis, pool
+
+    def note(self) -> str:
+        """What ``factor`` rests on, for ``--estimate``'s table ('' when it scales nothing)."""
+        if self.factor <= 1:
+            return ""
+        r = self.ratios
+        return (f"prices from the history files alone are x{self.factor:.2f}: the results file's {len(r)} cells that "
+                f"they also hold took {min(r):.2f} to {max(r):.2f} times their walls (median {statistics.median(r):.2f}, "
+                f"3rd quartile {self.factor:.2f})")
 
 
 #: pairs of cells needed before ``box_factor`` scales a price (fewer say little about the box)
 FACTOR_PAIRS = 3
 
 
-def box_factor(done: list[dict], files: list[dict]) -> tuple[float, int]:
-    """(factor, pairs): each cell of this results file that the history files also hold (same model,
-    config, dtype and cache state) gives its wall over the median of theirs; the factor is the third
-    quartile of those ratios, so three in four such cells took at most that times their history.
-    1.0 below ``FACTOR_PAIRS`` pairs.  Two runs of the same training cells on the H200 took 0.71 to
-    1.64 times each other's walls (docs/findings.md, "What is missing"): a median price cut a cell."""
+def wall_ratios(done: list[dict], files: list[dict]) -> list[float]:
+    """Each cell of the results file that the history files also hold (same model, config, dtype and
+    cache state): its wall over the median of theirs."""
     earlier: dict[tuple, list[float]] = {}
     for c in files:
         earlier.setdefault((c["model"], c["config"], c["dtype"], c.get("cache")), []).append(c["wall_s"])
-    ratios = [c["wall_s"] / statistics.median(walls) for c in done
-              if (walls := earlier.get((c["model"], c["config"], c["dtype"], c.get("cache"))))]
+    return [c["wall_s"] / statistics.median(walls) for c in done
+            if (walls := earlier.get((c["model"], c["config"], c["dtype"], c.get("cache"))))]
+
+
+def box_factor(ratios: list[float]) -> float:
+    """The third quartile of ``wall_ratios``: three in four of the paired cells took at most that times
+    their history; 1.0 below ``FACTOR_PAIRS`` pairs."""
     if len(ratios) < FACTOR_PAIRS:
-        return 1.0, len(ratios)
-    return statistics.quantiles(ratios, n=4, method="inclusive")[2], len(ratios)
+        return 1.0
+    return statistics.quantiles(ratios, n=4, method="inclusive")[2]
