@@ -2,6 +2,7 @@
 run as a user runs them, on results files with known answers; and every script's bad options."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -366,22 +367,8 @@ def test_gpu_bench_sh_passes_its_seconds_as_a_budget_a_history_and_picks(tmp_pat
     box has one GPU and runs `--device cuda` as cpu; everything else (lanes, bench, merge) is the real
     thing.  HISTORY prices tiny2's `all` (run as cpu here) at an hour, so the lane, given 600 s, stops before it
     (bench --budget) with tiny's cells done and merged; the same line resumes from the lane file."""
-    shim = tmp_path / "bin"
-    shim.mkdir()
-    (shim / "python3").write_text(
-        "#!/bin/bash\n"
-        "if [ \"$1\" = -c ]; then echo 1; exit 0; fi\n"
-        "args=(); for a in \"$@\"; do [ \"$a\" = cuda ] && a=cpu; args+=(\"$a\"); done\n"
-        f"exec {sys.executable} \"${{args[@]}}\"\n")
-    (shim / "python3").chmod(0o755)
-    history = tmp_path / "history.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [
-        dict(suite="bench_fixtures:suite", model="tiny2", config="all", device="cpu", dtype="float32",
-             mode="inference", status="ok", cache="cold", wall_s=3600)]}))
-    env = dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", SUITE="bench_fixtures:suite",
-               MODELS="tiny,tiny2", HISTORY=str(history), PICKS=str(tmp_path / "picks"),
-               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"),
-               PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    history = _tiny2_priced_at_an_hour(tmp_path)
+    env = dict(_box_shims(tmp_path, "NVIDIA H200"), HISTORY=str(history), PICKS=str(tmp_path / "picks"))
     line = ["bash", os.path.join(ROOT, "scripts", "gpu_bench.sh"), "inference", "all,no-fusion", "600"]
     proc = subprocess.run(line, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -393,3 +380,71 @@ def test_gpu_bench_sh_passes_its_seconds_as_a_budget_a_history_and_picks(tmp_pat
     assert "gpu_bench.sh wall:" in proc.stdout
     lane = json.loads((tmp_path / "results" / f"{tag}-part1of1.json").read_text())
     assert lane["meta"]["picks"] == str(tmp_path / "picks")  # PICKS is the lanes' --picks
+
+
+def _tiny2_priced_at_an_hour(tmp_path):
+    """A --history file whose one cell prices tiny2's `all` at 3600 s."""
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        dict(suite="bench_fixtures:suite", model="tiny2", config="all", device="cpu", dtype="float32",
+             mode="inference", status="ok", cache="cold", wall_s=3600)]}))
+    return history
+
+
+def _box_shims(tmp_path, gpu_name):
+    """A stand-in `python3` (one GPU; `--device cuda` runs as cpu) and `nvidia-smi` (prints
+    ``gpu_name``) on PATH: the scripts' shell flow on this CPU machine, bench and merge real."""
+    shim = tmp_path / "bin"
+    shim.mkdir(exist_ok=True)
+    (shim / "python3").write_text(
+        "#!/bin/bash\n"
+        "if [ \"$1\" = -c ] && [[ \"$2\" == *device_count* ]]; then echo 1; exit 0; fi\n"
+        "args=(); for a in \"$@\"; do [ \"$a\" = cuda ] && a=cpu; args+=(\"$a\"); done\n"
+        f"exec {sys.executable} \"${{args[@]}}\"\n")
+    (shim / "nvidia-smi").write_text(f"#!/bin/bash\necho '{gpu_name}, 580.159.04'\n")
+    for f in ("python3", "nvidia-smi"):
+        (shim / f).chmod(0o755)
+    return dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", SUITE="bench_fixtures:suite",
+                MODELS="tiny,tiny2", TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"),
+                PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_device_call_sh_resumes_a_committed_lane_file_on_a_fresh_box_and_brings_back_what_it_needs(tmp_path):
+    """scripts/device_call.sh: on the wrong GPU it runs nothing (one line, exit 2).  A first call,
+    whose HISTORY prices tiny2 at an hour, runs tiny's cells and copies the lane file, its log and
+    the seeded picks' tarball to $OUT; on a fresh box (results/ gone) RESUME= that file runs tiny2's
+    cells only.  A RESUME file that is not there is one line, exit 2."""
+    env = _box_shims(tmp_path, "NVIDIA H200")
+    committed = tmp_path / "committed-picks"
+    committed.mkdir()
+    history = _tiny2_priced_at_an_hour(tmp_path)
+    line = ["bash", os.path.join(ROOT, "scripts", "device_call.sh"), "inference", "all,no-fusion", "600"]
+    box = tmp_path / "box"
+    box.mkdir()
+
+    def call(out, **extra):
+        return subprocess.run(line, env={**env, "OUT": str(out), **extra}, cwd=box, capture_output=True, text=True,
+                              timeout=600)
+    proc = call(tmp_path / "out0", GPU="H100")
+    assert proc.returncode == 2 and proc.stderr.strip() == \
+        "device_call.sh: this box's GPU is 'NVIDIA H200, 580.159.04', not H100 (GPU=H100); nothing run", proc.stderr
+    assert not (box / "results").exists()
+    proc = call(tmp_path / "out1", GPU="H200", SEED_PICKS=str(committed), HISTORY=str(history))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tag = "cuda-bench_fixtures:suite-float32-inference"
+    assert sorted(os.listdir(tmp_path / "out1")) == sorted([f"{tag}-part1of1.json", f"{tag}-part1of1.log", "picks.tgz"])
+    lane = json.loads((tmp_path / "out1" / f"{tag}-part1of1.json").read_text())
+    assert sorted((c["model"], c["config"]) for c in lane["cells"]) == [("tiny", "all"), ("tiny", "no-fusion")]
+    assert lane["meta"]["picks"] == "results/picks"
+    shutil.copytree(box / "results" / "picks", committed, dirs_exist_ok=True)  # committed from the tarball
+    shutil.rmtree(box / "results")  # a fresh box
+    proc = call(tmp_path / "out2", GPU="H200", SEED_PICKS=str(committed),
+                RESUME=str(tmp_path / "out1" / f"{tag}-part1of1.json"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = (tmp_path / "out2" / f"{tag}-part1of1.log").read_text()
+    assert "2 of 4 cells already in" in log, log
+    lane = json.loads((tmp_path / "out2" / f"{tag}-part1of1.json").read_text())
+    tiny2 = {c["config"]: c for c in lane["cells"] if c["model"] == "tiny2"}
+    assert sorted(tiny2) == ["all", "no-fusion"] and len(lane["cells"]) == 4
+    proc = call(tmp_path / "out3", RESUME=str(tmp_path / "missing.json"))
+    assert proc.returncode == 2 and proc.stderr.strip().endswith("RESUME=" + str(tmp_path / "missing.json") + ": no such file")
