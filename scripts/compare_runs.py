@@ -104,12 +104,23 @@ def _spread(moves: list[tuple[float, str]]) -> str:
             f"{100 * sizes[int(0.9 * (len(sizes) - 1))]:.1f}%, largest {100 * worst[0]:+.1f}% ({worst[1]})")
 
 
-def models_table(pairs_a, pairs_b, common, models, labels=LABELS) -> None:
+def _externs(cells, model) -> str:
+    """The extern calls (ATen matmuls and convolutions, fallbacks) of each of ``model``'s ok `all`
+    cells, in file order, or '' where the file does not count them."""
+    return "/".join(str(c["externs"]) for c in cells if c["model"] == model and c["config"] == "all"
+                    and c.get("status") == "ok" and isinstance(c.get("externs"), int))
+
+
+def models_table(pairs_a, pairs_b, common, models, labels=LABELS, cells=None) -> None:
     """Each model's share of `all` kept in both files, per row: whether a row's move is every
-    model's or one model's."""
+    model's or one model's.  ``cells``: the two files' cells; where they count extern calls, a last
+    column gives `all`'s in each file, since a cold autotuning that picked other matmul kernels
+    changes that count and can move a model's rows with it."""
     rows = list(common)
-    print(f"| model | " + " | ".join(f"{r}: {labels[0]}, {labels[1]} (change)" for r in rows) + " |")
-    print("|---|" + "---|" * len(rows))
+    externs = cells is not None and any(_externs(cs, m) for cs in cells for m in models)
+    print(f"| model | " + " | ".join(f"{r}: {labels[0]}, {labels[1]} (change)" for r in rows)
+          + (f" | `all`'s extern calls: {labels[0]}; {labels[1]}" if externs else "") + " |")
+    print("|---|" + "---|" * (len(rows) + externs))
     for m in models:
         texts = []
         for r in rows:
@@ -118,6 +129,8 @@ def models_table(pairs_a, pairs_b, common, models, labels=LABELS) -> None:
                 texts.append(f"{a:.2f}, {b:.2f} ({b - a:+.2f})")
             else:
                 texts.append("-")
+        if externs:
+            texts.append("; ".join(_externs(cs, m) or "-" for cs in cells))
         print(f"| {m} | " + " | ".join(texts) + " |")
 
 
@@ -162,7 +175,7 @@ def main(earlier: str, later: str, labels=LABELS) -> None:
     all_line(cells_a, cells_b, models, labels)
     rows_table(pairs_a, pairs_b, common, labels)
     print("\n## Per model: share of `all` kept\n")
-    models_table(pairs_a, pairs_b, common, models, labels)
+    models_table(pairs_a, pairs_b, common, models, labels, cells=(cells_a, cells_b))
     print("\n## Cells\n")
     cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
 

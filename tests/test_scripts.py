@@ -72,6 +72,18 @@ def test_compare_runs_names_the_files_by_label_and_shows_each_models_move(tmp_pa
     # the compiled step moved on m0's no-fusion cell alone: the signed median per row says where
     assert "per row: all +0.0% (6 models), no-fusion +0.0% (6 models)" in proc.stdout, proc.stdout
 
+    # files that count extern calls: a last column gives `all`'s in each file, in file order
+    for path, counts in ((h200, [100, 100, 90, 90, 90, 90]), (h100, [80] * 6)):
+        data = json.loads(open(path).read())
+        for cell, n in zip([c for c in data["cells"] if c["config"] == "all"], counts):
+            cell["externs"] = n
+        if path == h200:  # m0's `all` run again there: both counts
+            data["cells"].append(dict(data["cells"][0], externs=70))
+        open(path, "w").write(json.dumps(data))
+    proc = script("compare_runs.py", "--labels", "H200,H100", h200, h100)
+    assert "| model | no-fusion: H200, H100 (change) | `all`'s extern calls: H200; H100 |" in proc.stdout, proc.stdout
+    assert "| m0 | 0.90, 0.60 (-0.30) | 100/70; 80 |" in proc.stdout and "| m5 | 0.90, 0.90 (+0.00) | 90; 80 |" in proc.stdout
+
     for bad in (["--labels", "H200", h200, h100], ["--labels", "H200,", h200, h100], ["--labels", "a,b,c", h200, h100]):
         proc = script("compare_runs.py", *bad)
         assert proc.returncode == 2 and proc.stdout == "", proc
