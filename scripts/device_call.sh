@@ -28,7 +28,7 @@ if [ -n "${GPU:-}" ] && [[ "$NAME" != *"$GPU"* ]]; then
   fail "this box's GPU is '${NAME:-none}', not $GPU (GPU=$GPU); nothing run"
 fi
 python3 -c "import inductor_ablate" 2>/dev/null || (cd "$HERE/.." && export OUT && source scripts/gpu_install.sh && mv "$OUT/pip.txt" /tmp/)
-TAG="${SUITE:-embedded}-${DTYPE:-float32}-$MODE"
+TAG="${SUITE:-embedded}-${DTYPE:-float32}-$MODE${BASE:+-base-$BASE}"  # as gpu_bench.sh names it
 LANE="results/cuda-$TAG-part1of1.json"
 mkdir -p results
 if [ -n "${RESUME:-}" ]; then

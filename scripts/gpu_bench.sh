@@ -5,7 +5,7 @@
 # each lane keeps its shared Inductor caches beside it until its cells are done, so a run cut short
 # (by `timeout`, a scheduler, Ctrl-C) is finished, warm, by running the same line again.
 #
-#   [SUITE=real] [MODELS=a,b] [DTYPE=bfloat16] [SKIP_DONE=earlier.json] [REPEATS=2] [PICKS=dir] bash scripts/gpu_bench.sh MODE CONFIGS [SECONDS]
+#   [SUITE=real] [MODELS=a,b] [DTYPE=bfloat16] [SKIP_DONE=earlier.json] [REPEATS=2] [PICKS=dir] [BASE=row] bash scripts/gpu_bench.sh MODE CONFIGS [SECONDS]
 #   e.g.  SUITE=real DTYPE=bfloat16 bash scripts/gpu_bench.sh inference paper 540
 # SKIP_DONE: results files of earlier runs (comma list); their ok cells are not run again (bench --skip-done).
 # REPEATS: processes per cell (bench --cell-repeats, default 1); from 2 on, `all`'s later processes
@@ -19,15 +19,17 @@
 # from its picks there instead of benchmarking every matmul choice again, and each cell's picks are
 # saved there; keep the folder (bring it back from the box) and a later call on a fresh box resumes
 # the autotuning, a cut cold cell's included.
+# BASE: a row whose Inductor settings every row takes (bench --base, e.g. no-matmul-templates); its
+# files are tagged -base-ROW, apart from the plain run's.
 #
-# Lane files and logs: results/cuda-TAG-part{k}of{N}.json|log, TAG = SUITE-DTYPE-MODE;
+# Lane files and logs: results/cuda-TAG-part{k}of{N}.json|log, TAG = SUITE-DTYPE-MODE[-base-ROW];
 # merged: results/cuda-TAG.json|csv|png.  Prints this invocation's wall time last.
 set -uo pipefail
 MODE=${1:-inference}; CONFIGS=${2:-full}; SECONDS_LEFT=${3:-86400}
 SUITE=${SUITE:-embedded}; DTYPE=${DTYPE:-float32}; MODELS=${MODELS:-}; SKIP_DONE=${SKIP_DONE:-}; REPEATS=${REPEATS:-1}
-HISTORY=${HISTORY:-}; PICKS=${PICKS:-}
+HISTORY=${HISTORY:-}; PICKS=${PICKS:-}; BASE=${BASE:-}
 BUDGET=$(( SECONDS_LEFT > 30 ? SECONDS_LEFT - 10 : SECONDS_LEFT ))  # 10 s for the lane's start and exit
-TAG="$SUITE-$DTYPE-$MODE"
+TAG="$SUITE-$DTYPE-$MODE${BASE:+-base-$BASE}"
 export PYTHONUNBUFFERED=1
 N=$(python3 -c "import torch; print(torch.cuda.device_count())")
 [ "$N" -ge 1 ] || { echo "no CUDA device" >&2; exit 2; }
@@ -43,7 +45,7 @@ for k in $(seq 1 "$N"); do
   CUDA_VISIBLE_DEVICES=$((k-1)) TORCHINDUCTOR_COMPILE_THREADS=$PER $PIN timeout -k 20 "$SECONDS_LEFT" python3 -m inductor_ablate bench --device cuda \
       --suite "$SUITE" ${MODELS:+--models "$MODELS"} ${SKIP_DONE:+--skip-done "$SKIP_DONE"} --dtype "$DTYPE" --mode "$MODE" --configs "$CONFIGS" \
       --cell-repeats "$REPEATS" --shard "$k/$N" $CLAIMS --json "results/cuda-$TAG-part${k}of$N.json" --no-progress \
-      --budget "$BUDGET" ${HISTORY:+--history "$HISTORY"} ${PICKS:+--picks "$PICKS"} \
+      --budget "$BUDGET" ${HISTORY:+--history "$HISTORY"} ${PICKS:+--picks "$PICKS"} ${BASE:+--base "$BASE"} \
       > "results/cuda-$TAG-part${k}of$N.log" 2>&1 &
 done
 wait

@@ -1002,3 +1002,30 @@ def test_budget_and_estimate_scale_prices_from_history_by_how_much_slower_this_r
     # 3 cells: `all` at 5 s and two warm at every model's warm median (0.01 s), only `all`'s scaled
     assert "this cell cold, x" in tiny2 and float(tiny2.split()[2]) > 600, proc.stdout
     assert f"prices from the history files alone are x{priced.group(2)}" in proc.stdout
+
+
+def test_base_runs_every_row_with_that_rows_settings_and_keeps_its_cells_apart(tmp_path):
+    """--base no-freezing: its `all` generates the very code of the plain run's `no-freezing` row, and
+    its `no-fusion` other code than the plain `no-fusion`; the cells carry base and the report says
+    so.  Resuming, skipping or merging across bases is refused in one line, before any cell runs."""
+    common = ("bench", "--models", "mlp_gelu", "--repeat", "3")
+    plain, based = tmp_path / "plain.json", tmp_path / "based.json"
+    proc = bench(*common, "--configs", "all,no-freezing,no-fusion", "--json", str(plain), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = bench(*common, "--base", "no-freezing", "--configs", "all,no-fusion", "--json", str(based), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "(every row, `all` included, ran with --base no-freezing: no parameter freezing (freezing=False))" in proc.stdout
+    p, b = cells(plain), cells(based)
+    assert b[("mlp_gelu", "all")]["code_hash"] == p[("mlp_gelu", "no-freezing")]["code_hash"]
+    assert b[("mlp_gelu", "all")]["code_hash"] != p[("mlp_gelu", "all")]["code_hash"]
+    assert b[("mlp_gelu", "no-fusion")]["code_hash"] != p[("mlp_gelu", "no-fusion")]["code_hash"]
+    assert {c.get("base") for c in b.values()} == {"no-freezing"} and all("base" not in c for c in p.values())
+    for args, what in ((("--json", str(based)), f"resuming --json {based}"),
+                       (("--json", str(tmp_path / "new.json"), "--skip-done", str(based)), f"leaving out the cells of --skip-done {based}")):
+        proc = bench(*common, "--configs", "all,no-fusion", *args, tmp_path=tmp_path)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and f"{what} here would mix cells of 2 bases" in lines[0], proc.stderr
+    assert not (tmp_path / "new.json").exists()
+    proc = bench("merge", str(plain), str(based), "--json", str(tmp_path / "m.json"), tmp_path=tmp_path)
+    assert proc.returncode == 2 and "merging these files would mix cells of 2 bases" in proc.stderr, proc.stderr
+    assert not (tmp_path / "m.json").exists()

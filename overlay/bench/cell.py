@@ -257,14 +257,15 @@ def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
 def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
     maybe shared), artifact_dir (the cell's own).  Returns the row."""
-    row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat") if k in task}
+    row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat", "base") if task.get(k) is not None}
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
     config = by_name(task["config"])
     device, mode = task["device"], task["mode"]
     try:
         model, inputs, loss_fn = build_model(task["suite"], task["model"], device, task["dtype"], mode)
-        settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **config.inductor}
+        base = by_name(task["base"]).inductor if task.get("base") else {}  # bench --base
+        settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **base, **config.inductor}
         inductor_ablate.config.reset()
         inductor_ablate.config.update(**config.switches)
         os.environ.update(inductor_ablate.config.environ())  # compile workers inherit

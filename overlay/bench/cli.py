@@ -10,11 +10,11 @@ import sys
 import time
 
 from . import report
-from .configs import by_name, describe, resolve
+from .configs import base_row, by_name, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import (RESULTS_FORMAT, cell_key, check_one_device, check_picks_folder, device_name, device_names,
+from .runner import (RESULTS_FORMAT, bases, cell_key, check_one_base, check_one_device, check_picks_folder, device_name, device_names,
                      kept_on_resume, load_results, plan, read_results_file, run_matrix, save_results, skip_done)
 
 
@@ -171,6 +171,10 @@ def bench_main(argv) -> int:
                         "model and setting: a model's first cell starts from them instead of benchmarking every "
                         "choice again (its cache: seeded), and every cell's picks are saved there, so a run on a "
                         "fresh machine, or one whose cold cell was cut, resumes its autotuning")
+    p.add_argument("--base", default=None, metavar="ROW",
+                   help="apply ROW's Inductor settings (e.g. no-matmul-templates) to every row, `all` included: "
+                        "the ablation again with that optimization off; its cells carry base=ROW, and a results "
+                        "file or merge of another base is refused")
     p.add_argument("--list", action="store_true", help="print the configs and what each sets, then exit")
     p.add_argument("--list-models", action="store_true",
                    help="print every model of every suite and whether its package is installed, then exit")
@@ -199,7 +203,11 @@ def bench_main(argv) -> int:
     unknown = [m for m in models if m not in suite]
     if unknown:
         raise UsageError(f"unknown model(s) {', '.join(unknown)}; suite {args.suite!r} has {', '.join(suite)}")
-    configs = resolve(",".join(_names("--configs", args.configs) or ["full"]))
+    named = _names("--configs", args.configs) or ["full"]
+    configs = resolve(",".join(named))
+    if args.base is not None:
+        base_row(args.base, named, device, args.mode, args.cpu_templates)
+        configs = [c for c in configs if c != args.base]  # it came with a group: it is every row's now
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
@@ -231,15 +239,16 @@ def bench_main(argv) -> int:
     meta = dict(torch=torch.__version__, triton=triton, python=platform.python_version(), machine=platform.node(),
                 device_name=device_name(device),
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
-                shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, argv=sys.argv,
+                shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, base=args.base, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
                 skip_done=args.skip_done, picks=args.picks)
     # a resumed file keeps one device's cells; cells done on another device are not done here
     earlier = ([(path, f"resuming --json {path} here")] if not args.fresh and os.path.exists(path) else []) + [
         (done, f"leaving out the cells of --skip-done {done} here") for done in _names("--skip-done", args.skip_done) or []]
     for earlier_path, what in earlier:
-        check_one_device({earlier_path: device_names(read_results_file(earlier_path).get("meta", {})),
-                          "this machine": {meta["device_name"]}}, what)
+        data = read_results_file(earlier_path)
+        check_one_device({earlier_path: device_names(data.get("meta", {})), "this machine": {meta["device_name"]}}, what)
+        check_one_base({earlier_path: bases(data), "this command": {args.base}}, what)
     budget = None
     if args.budget is not None:
         budget = (args.budget, (_names("--skip-done", args.skip_done) or []) + (_names("--history", args.history) or []))
@@ -252,6 +261,7 @@ def bench_main(argv) -> int:
                           timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
                           caches=args.caches, cache_root=args.cache_dir,
                           claims=(args.claims, args.shard[0]) if args.claims else None, budget=budget, picks=args.picks,
+                          base=args.base,
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))

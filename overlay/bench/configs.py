@@ -109,6 +109,23 @@ CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
     *[_kinds_row([kind]) for kind in FUSION_KINDS],
 ]}
 
+def base_row(name: str, named: list[str], device: str, mode: str, cpu_templates: bool = False) -> BenchConfig:
+    """``bench --base ROW``: a row whose change is Inductor settings alone, applied to every row of the
+    run, `all` included, so the whole ablation runs again with that optimization off (e.g. every row
+    without matmul templates, to take the autotuning's matmul picks out of a comparison of two GPUs).
+    A row that sets the tool's switches would collide with the rows' own, and is refused."""
+    bases = [n for n, c in CONFIGS.items() if c.inductor and not c.switches]
+    if name not in bases:
+        raise UsageError(f"--base {name!r}: expected a row that changes Inductor settings only: {', '.join(bases)}")
+    row = CONFIGS[name]
+    why = row.not_applicable(device, mode, cpu_templates)
+    if why:
+        raise UsageError(f"--base {name}: n/a on {device} {mode} ({why})")
+    if name in named:  # named in --configs; from a group (paper, full) it is left out quietly
+        raise UsageError(f"--base {name}: --configs also names {name}, which would be `all` again; leave it out")
+    return row
+
+
 #: ``--configs`` shorthands
 GROUPS = {
     "paper": [n for n, c in CONFIGS.items() if c.source == "paper"],

@@ -7,7 +7,7 @@ import random
 
 from ..errors import UsageError
 from .configs import CONFIGS, GROUPS, by_name
-from .runner import cell_key, check_one_device, device_names, read_results_file
+from .runner import bases, cell_key, check_one_base, check_one_device, device_names, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
               "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "fusions",
@@ -235,6 +235,8 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
                      f"{reps} process(es) per cell; eager time: {baseline}); [95% bootstrap interval]; "
                      f"* = the change from `all` is outside its interval's noise (and rests on "
                      f"{MIN_PAIRS_FOR_A_CLAIM}+ paired processes)")
+        for name in sorted({c["base"] for c in cells if c.get("base")}):  # one: files of two are refused
+            lines.append(f"(every row, `all` included, ran with --base {name}: {by_name(name).doc})")
         lines.append(f"{'configuration':<32}{'speedup':>8} {'[95% CI]':<14}{'vs all':>8} {'[95% CI]':<16}"
                      f"{'same code':>10}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
         base = next((r for r in group if r["config"] == "all"), None)
@@ -412,6 +414,7 @@ def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]]
     each pair must name one of ``paths`` and a model with cells in it."""
     datas = {path: read_results_file(path) for path in paths}
     check_one_device({path: device_names(data.get("meta", {})) for path, data in datas.items()}, "merging these files")
+    check_one_base({path: bases(data) for path, data in datas.items()}, "merging these files")
     for path, model in leave_out:
         if path not in datas:
             raise UsageError(f"--leave-out {path}:{model}: {path} is not one of the files merged")

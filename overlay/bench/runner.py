@@ -132,6 +132,23 @@ def check_one_device(named: dict[str, set[str]], what: str) -> None:
                          f"of their own and set them side by side with scripts/compare_runs.py --labels")
 
 
+def bases(data: dict) -> set:
+    """The ``bench --base`` rows a results file's cells ran with (None: no base; a file from before
+    ``--base`` counts as None); an empty file, its meta's."""
+    found = {c.get("base") for c in data.get("cells", [])}
+    return found or ({data["meta"].get("base")} if "base" in data.get("meta", {}) else set())
+
+
+def check_one_base(named: dict[str, set], what: str) -> None:
+    """``named``: {file or 'this command': bases}.  A row measured with another ``--base`` is another
+    measurement under the same name: refuse to resume, skip or merge across bases, in one line."""
+    every = set().union(*named.values()) if named else set()
+    if len(every) > 1:
+        where = "; ".join(f"{k}: {', '.join(sorted(b or 'no --base' for b in v))}" for k, v in named.items() if v)
+        raise UsageError(f"{what} would mix cells of {len(every)} bases ({where}); keep each --base's cells in a "
+                         f"results file of its own and set them side by side with scripts/compare_runs.py --labels")
+
+
 def kept_on_resume(path: str | None) -> dict:
     """The rows of ``path`` that a resumed run keeps: all but errors (a timeout, a crash), which it
     runs again."""
@@ -303,7 +320,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                timeout: float, progress: bool = True, cpu_templates: bool = False,
                caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
                claims: tuple[str, int] | None = None, budget: tuple[float, list[str]] | None = None,
-               picks: str | None = None) -> dict:
+               picks: str | None = None, base: str | None = None) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
     timeout, are run again), saving after each one.
 
@@ -318,7 +335,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     on with the next models' cells that fit, then stops as if interrupted (``estimate.Budget``).
     ``picks``: a folder of autotuning picks (``bench --picks``): a model's first cell starts from
     its picks there (``cache`` "seeded" instead of "cold"), and every cell's picks are saved there
-    after it."""
+    after it.  ``base``: ``bench --base``, a row whose Inductor settings every cell also takes."""
     rows = kept_on_resume(results_path)
     pricer = None
     if budget is not None and cells:
@@ -367,7 +384,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                         break
                 if state == "seeded":
                     seed_picks(picks, cell, cache_dir)
-                task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates,
+                task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base,
                         "cache_dir": cache_dir, "artifact_dir": artifact_dir}
                 try:
                     row = _run_one(ctx, task, timeout)
