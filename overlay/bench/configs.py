@@ -109,6 +109,7 @@ CONFIGS: dict[str, BenchConfig] = {c.name: c for c in [
     *[_kinds_row([kind]) for kind in FUSION_KINDS],
 ]}
 
+
 def base_row(name: str, named: list[str], device: str, mode: str, cpu_templates: bool = False) -> BenchConfig:
     """``bench --base ROW``: a row whose change is Inductor settings alone, applied to every row of the
     run, `all` included, so the whole ablation runs again with that optimization off (e.g. every row
