@@ -1024,8 +1024,8 @@ def test_base_runs_every_row_with_that_rows_settings_and_keeps_its_cells_apart(t
                        (("--json", str(tmp_path / "new.json"), "--skip-done", str(based)), f"leaving out the cells of --skip-done {based}")):
         proc = bench(*common, "--configs", "all,no-fusion", *args, tmp_path=tmp_path)
         lines = proc.stderr.strip().splitlines()
-        assert proc.returncode == 2 and len(lines) == 1 and f"{what} here would mix cells of 2 bases" in lines[0], proc.stderr
+        assert proc.returncode == 2 and len(lines) == 1 and f"{what} here would mix 2 bases" in lines[0], proc.stderr
     assert not (tmp_path / "new.json").exists()
     proc = bench("merge", str(plain), str(based), "--json", str(tmp_path / "m.json"), tmp_path=tmp_path)
-    assert proc.returncode == 2 and "merging these files would mix cells of 2 bases" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "merging these files would mix 2 bases" in proc.stderr, proc.stderr
     assert not (tmp_path / "m.json").exists()

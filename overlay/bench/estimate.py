@@ -154,7 +154,7 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     from .runner import has_picks
 
     history, other_mode = _history(history_paths, device, mode)
-    prices_of = Prices(history, timed_cells(done, device, mode), other_mode)
+    pricer = Prices(history, timed_cells(done, device, mode), other_mode)
     models: dict[str, list[dict]] = {}
     for cell in cells:
         models.setdefault(cell["model"], []).append(cell)
@@ -170,7 +170,7 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
         seeded += first == "seeded"
         prices.append([])
         for i, cell in enumerate(mine):
-            s, basis, pool = prices_of.cost(model, cell["config"], dtype, first if i == 0 else "warm")
+            s, basis, pool = pricer.cost(model, cell["config"], dtype, first if i == 0 else "warm")
             seconds += s
             prices[-1].append(s)
             bases.setdefault(basis, set()).update(map(id, pool))
@@ -183,8 +183,8 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     lanes = ", ".join(f"{n} lanes about {_lanes(totals, n):,.0f} s" for n in (2, 4) if n <= len(totals))
     lines.append(f"total: {len(cells)} cells, {len(models) - seeded} cold{f', {seeded} seeded' if seeded else ''}, about {total:,.0f} s ({total / 60:.0f} min) on one "
                  f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
-    if prices_of.note():
-        lines.append(prices_of.note())
+    if pricer.note():
+        lines.append(pricer.note())
     if budget is not None:
         runs, over = _runs(prices, budget)
         over_note = (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit of that "

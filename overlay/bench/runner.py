@@ -122,14 +122,20 @@ def device_names(meta: dict) -> set[str]:
     return names
 
 
+def _refuse_mixing(named: dict[str, set], what: str, mixed: str, keep: str, shown=str) -> None:
+    """``named``: {file or this run: the values it holds}; more than one value in all is one line:
+    '{what} would mix {n} {mixed} (where); {keep} and set them side by side with compare_runs'."""
+    every = set().union(*named.values()) if named else set()
+    if len(every) > 1:
+        where = "; ".join(f"{k}: {', '.join(sorted(map(shown, v)))}" for k, v in named.items() if v)
+        raise UsageError(f"{what} would mix {len(every)} {mixed} ({where}); {keep} and set them side by side "
+                         f"with scripts/compare_runs.py --labels")
+
+
 def check_one_device(named: dict[str, set[str]], what: str) -> None:
     """``named``: {file or 'this machine': device names}.  Two GPUs' (or CPUs') cells in one file or
     one table would be read as one machine's; refuse, in one line, before any work."""
-    every = set().union(*named.values()) if named else set()
-    if len(every) > 1:
-        where = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in named.items() if v)
-        raise UsageError(f"{what} would mix {len(every)} devices ({where}); keep each device's cells in files "
-                         f"of their own and set them side by side with scripts/compare_runs.py --labels")
+    _refuse_mixing(named, what, "devices", "keep each device's cells in files of their own")
 
 
 def bases(data: dict) -> set:
@@ -142,11 +148,8 @@ def bases(data: dict) -> set:
 def check_one_base(named: dict[str, set], what: str) -> None:
     """``named``: {file or 'this command': bases}.  A row measured with another ``--base`` is another
     measurement under the same name: refuse to resume, skip or merge across bases, in one line."""
-    every = set().union(*named.values()) if named else set()
-    if len(every) > 1:
-        where = "; ".join(f"{k}: {', '.join(sorted(b or 'no --base' for b in v))}" for k, v in named.items() if v)
-        raise UsageError(f"{what} would mix cells of {len(every)} bases ({where}); keep each --base's cells in a "
-                         f"results file of its own and set them side by side with scripts/compare_runs.py --labels")
+    _refuse_mixing(named, what, "bases", "keep each --base's cells in a results file of its own",
+                   shown=lambda b: b or "no --base")
 
 
 def kept_on_resume(path: str | None) -> dict:
