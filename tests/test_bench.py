@@ -34,6 +34,18 @@ def cells(path):
         return {(c["model"], c["config"]): c for c in json.load(f)["cells"]}
 
 
+def timed(model, config, cache, wall):
+    """A timed CPU inference cell of an earlier run, as --history and --budget read it."""
+    return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
+                status="ok", cache=cache, wall_s=wall)
+
+
+def history_file(tmp_path, cells):
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({"meta": {}, "cells": cells}))
+    return path
+
+
 def test_config_mapping():
     names = configs.resolve("paper")
     assert names == ["all", "no-loop-reorder", "no-matmul-templates", "no-freezing", "no-pattern-matching",
@@ -696,13 +708,8 @@ def test_budget_leaves_a_cell_priced_above_the_seconds_left_runs_the_next_models
     after them do; then the run stops as an interrupted run does (exit 130, the finished cells
     kept, no directory of the unstarted cells left); the same command without the budget then runs
     only tiny2's cells."""
-    def row(model, config, cache, wall):
-        return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
-                    status="ok", cache=cache, wall_s=wall)
-    history = tmp_path / "history.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [
-        row("tiny", "all", "cold", 2), row("tiny", "no-fusion", "warm", 2), row("tiny2", "all", "cold", 3600),
-        row("tiny3", "all", "cold", 2)]}))
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 2), timed("tiny", "no-fusion", "warm", 2),
+                                      timed("tiny2", "all", "cold", 3600), timed("tiny3", "all", "cold", 2)])
     results = tmp_path / "r.json"
     common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion", "--repeat", "3",
               "--json", str(results))
@@ -978,13 +985,8 @@ def test_budget_and_estimate_scale_prices_from_history_by_how_much_slower_this_r
     history's 0.01 s, so tiny2's `all`, priced at 5 s from the history, is scaled by that factor
     and not started with 600 s left; the message gives the factor and its basis.  --estimate with
     that results file as --json prices tiny2's cells the same way and says so."""
-    def row(model, config, cache, wall):
-        return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
-                    status="ok", cache=cache, wall_s=wall)
-    history = tmp_path / "history.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [
-        row("tiny", "all", "cold", 0.01), row("tiny", "no-fusion", "warm", 0.01), row("tiny", "no-inlining", "warm", 0.01),
-        row("tiny2", "all", "cold", 5)]}))
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 0.01), timed("tiny", "no-fusion", "warm", 0.01),
+                                      timed("tiny", "no-inlining", "warm", 0.01), timed("tiny2", "all", "cold", 5)])
     results = tmp_path / "r.json"
     common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion,no-inlining",
               "--repeat", "3", "--json", str(results))
