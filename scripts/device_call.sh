@@ -27,18 +27,18 @@ echo "GPU: ${NAME:-none found by nvidia-smi}"
 if [ -n "${GPU:-}" ] && [[ "$NAME" != *"$GPU"* ]]; then
   fail "this box's GPU is '${NAME:-none}', not $GPU (GPU=$GPU); nothing run"
 fi
+[ -z "${RESUME:-}" ] || [ -f "$RESUME" ] || fail "RESUME=$RESUME: no such file"  # before anything is changed
+[ -z "${SEED_PICKS:-}" ] || [ -d "$SEED_PICKS" ] || fail "SEED_PICKS=$SEED_PICKS: no such folder"
 python3 -c "import inductor_ablate" 2>/dev/null || (cd "$HERE/.." && export OUT && source scripts/gpu_install.sh && mv "$OUT/pip.txt" /tmp/)
 TAG="${SUITE:-embedded}-${DTYPE:-float32}-$MODE${BASE:+-base-$BASE}"  # as gpu_bench.sh names it
 LANE="results/cuda-$TAG-part1of1.json"
 mkdir -p results
 if [ -n "${RESUME:-}" ]; then
-  [ -f "$RESUME" ] || fail "RESUME=$RESUME: no such file"
   N=$(python3 -c "import torch; print(torch.cuda.device_count())")
   [ "$N" = 1 ] || fail "RESUME resumes one lane, and this box has $N GPUs; give the file as SKIP_DONE instead"
   if [ -f "$LANE" ]; then echo "resuming $LANE (the box's, newer than $RESUME)"; else cp "$RESUME" "$LANE"; echo "resuming $RESUME"; fi
 fi
 if [ -n "${SEED_PICKS:-}" ]; then
-  [ -d "$SEED_PICKS" ] || fail "SEED_PICKS=$SEED_PICKS: no such folder"
   mkdir -p results/picks
   cp -r --update=none "$SEED_PICKS"/. results/picks/ 2>/dev/null || cp -rn "$SEED_PICKS"/. results/picks/
   export PICKS=results/picks
