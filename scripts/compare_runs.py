@@ -16,6 +16,8 @@ another GPU), compared on the models and rows both hold.
 - Per cell: how far the later measurement moved from the earlier (later / earlier - 1, each a geomean
   over its processes) in compiled time per call, eager time, speedup over eager, and share of `all`.
   Shares are what the findings quote; this says whether they repeat where absolute times do not.
+- The cells not ok in either file (a wrong answer, an error), with each file's status: a row's
+  share leaves such a model out.
 """
 from __future__ import annotations
 
@@ -158,6 +160,28 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=LABELS) -> N
     print(f"- the same generated code in both files: {same} of {len(keys)} cells")
 
 
+def failed_cells(cells_a, cells_b, labels=LABELS) -> None:
+    """The cells that did not run ok (a wrong answer, an error; n/a aside) in either file, with each
+    file's statuses: a row's share leaves such a model out, so its table would not show that a
+    switch gave a wrong answer in one run and not in the other."""
+    def statuses(cells):
+        out: dict = {}
+        for c in cells:
+            out.setdefault((c["model"], c["config"]), []).append(c)
+        return out
+
+    a, b = statuses(cells_a), statuses(cells_b)
+    failed = sorted(k for k in set(a) | set(b) if any(c["status"] not in ("ok", "n/a") for c in a.get(k, []) + b.get(k, [])))
+    print(f"- not ok (status other than ok and n/a) in either file: {len(failed) or 'no'} cell(s)")
+    for k in failed:
+        texts = []
+        for label, cells in zip(labels, (a.get(k, []), b.get(k, []))):
+            bad = [c for c in cells if c["status"] not in ("ok", "n/a")]
+            text = "/".join(c["status"] for c in cells) or "not run"
+            texts.append(f"{label} {text}" + (f" ({bad[0]['message']})" if bad and bad[0].get("message") else ""))
+        print(f"  - {' '.join(k)}: " + "; ".join(texts))
+
+
 def main(earlier: str, later: str, labels=LABELS) -> None:
     cells_a, cells_b = (read_results_file(p)["cells"] for p in (earlier, later))
     for path, cells in ((earlier, cells_a), (later, cells_b)):
@@ -178,6 +202,7 @@ def main(earlier: str, later: str, labels=LABELS) -> None:
     models_table(pairs_a, pairs_b, common, models, labels, cells=(cells_a, cells_b))
     print("\n## Cells\n")
     cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
+    failed_cells(cells_a, cells_b, labels)
 
 
 def parse_labels(text: str) -> tuple[str, str]:

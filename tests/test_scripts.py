@@ -54,6 +54,25 @@ def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
     line = row(proc.stdout, "no-fusion")
     assert line.endswith("| no |") and "| -0.20 [" in line, line
     assert "inside the earlier interval: 0 of 1 rows" in proc.stdout
+    assert "- not ok (status other than ok and n/a) in either file: no cell(s)" in proc.stdout
+
+
+def test_compare_runs_names_a_cell_that_gave_a_wrong_answer_in_one_file(tmp_path):
+    """A row's share leaves out a model whose cell failed, so the rows table alone would hide that a
+    switch gave a wrong answer in one run: the cells section names it, with each file's status."""
+    models = [f"m{i}" for i in range(4)]
+    earlier = results(tmp_path / "a.json", {m: 0.9 for m in models})
+    later = results(tmp_path / "b.json", {m: 0.9 for m in models})
+    data = json.loads(open(later).read())
+    wrong = next(c for c in data["cells"] if c["model"] == "m2" and c["config"] == "no-fusion")
+    wrong.update(status="accuracy", message="max relative error 2.33 > 0.05 against eager")
+    open(later, "w").write(json.dumps(data))
+    proc = script("compare_runs.py", earlier, later)
+    assert proc.returncode == 0, proc.stderr
+    assert "| no-fusion | 3 |" in row(proc.stdout, "no-fusion")
+    assert proc.stdout.rstrip().endswith(
+        "- not ok (status other than ok and n/a) in either file: 1 cell(s)\n"
+        "  - m2 no-fusion: earlier ok; later accuracy (max relative error 2.33 > 0.05 against eager)"), proc.stdout
 
 
 def test_compare_runs_names_the_files_by_label_and_shows_each_models_move(tmp_path):
