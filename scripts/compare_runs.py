@@ -90,13 +90,22 @@ def rows_table(pairs_a, pairs_b, common, labels=LABELS) -> None:
           f"the two intervals overlap: {overlap} of {len(common)}.")
 
 
+def _group(cells) -> dict:
+    """{(model, config): [cells]}, in file order."""
+    out: dict = {}
+    for c in cells:
+        out.setdefault((c["model"], c["config"]), []).append(c)
+    return out
+
+
 def _by_cell(cells) -> dict:
     """{(model, config): [ok cells]} with the pooled-eager speedup (report.apply_baseline)."""
-    out: dict = {}
-    for c in report.apply_baseline(cells):
-        if c["status"] == "ok":
-            out.setdefault((c["model"], c["config"]), []).append(c)
-    return out
+    return _group(c for c in report.apply_baseline(cells) if c["status"] == "ok")
+
+
+def _failed(cell) -> bool:
+    """A wrong answer or an error; n/a (a row that does not apply to the model) is not a failure."""
+    return cell["status"] not in ("ok", "n/a")
 
 
 def _spread(moves: list[tuple[float, str]]) -> str:
@@ -164,19 +173,13 @@ def failed_cells(cells_a, cells_b, labels=LABELS) -> None:
     """The cells that did not run ok (a wrong answer, an error; n/a aside) in either file, with each
     file's statuses: a row's share leaves such a model out, so its table would not show that a
     switch gave a wrong answer in one run and not in the other."""
-    def statuses(cells):
-        out: dict = {}
-        for c in cells:
-            out.setdefault((c["model"], c["config"]), []).append(c)
-        return out
-
-    a, b = statuses(cells_a), statuses(cells_b)
-    failed = sorted(k for k in set(a) | set(b) if any(c["status"] not in ("ok", "n/a") for c in a.get(k, []) + b.get(k, [])))
-    print(f"- not ok (status other than ok and n/a) in either file: {len(failed) or 'no'} cell(s)")
+    a, b = _group(cells_a), _group(cells_b)
+    failed = sorted(k for k in set(a) | set(b) if any(map(_failed, a.get(k, []) + b.get(k, []))))
+    print(f"- not ok (status other than ok and n/a) in either file: {len(failed)} cell(s)")
     for k in failed:
         texts = []
         for label, cells in zip(labels, (a.get(k, []), b.get(k, []))):
-            bad = [c for c in cells if c["status"] not in ("ok", "n/a")]
+            bad = [c for c in cells if _failed(c)]
             text = "/".join(c["status"] for c in cells) or "not run"
             texts.append(f"{label} {text}" + (f" ({bad[0]['message']})" if bad and bad[0].get("message") else ""))
         print(f"  - {' '.join(k)}: " + "; ".join(texts))

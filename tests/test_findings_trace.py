@@ -113,8 +113,8 @@ def test_every_table_copied_from_a_script_is_what_the_script_prints_now():
         checked += 1
     # inference: the paper's rows, ours (the kinds), per model, fusions by kind, kinds together; training: the
     # paper's rows, per model, training over inference per model; the repeats against the merged files;
-    # the H100 against the H200 (rows, per model); the H200 with the matmul templates off; CPU vision: paper's rows, ours, fusions; CPU
-    # training (vision, HF): paper's rows, ours
+    # the H100 against the H200 (rows, per model); the H200 with the matmul templates off; CPU vision:
+    # paper's rows, ours, fusions; CPU training (vision, HF): paper's rows, ours
     assert checked >= 20, f"only {checked} tables of findings.md matched a script's table"
 
 

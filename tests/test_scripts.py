@@ -54,7 +54,7 @@ def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
     line = row(proc.stdout, "no-fusion")
     assert line.endswith("| no |") and "| -0.20 [" in line, line
     assert "inside the earlier interval: 0 of 1 rows" in proc.stdout
-    assert "- not ok (status other than ok and n/a) in either file: no cell(s)" in proc.stdout
+    assert "- not ok (status other than ok and n/a) in either file: 0 cell(s)" in proc.stdout
 
 
 def test_compare_runs_names_a_cell_that_gave_a_wrong_answer_in_one_file(tmp_path):
