@@ -103,11 +103,6 @@ def _by_cell(cells) -> dict:
     return _group(c for c in report.apply_baseline(cells) if c["status"] == "ok")
 
 
-def _failed(cell) -> bool:
-    """A wrong answer or an error; n/a (a row that does not apply to the model) is not a failure."""
-    return cell["status"] not in ("ok", "n/a")
-
-
 def _spread(moves: list[tuple[float, str]]) -> str:
     sizes = sorted(abs(v) for v, _ in moves)
     worst = max(moves, key=lambda m: abs(m[0]))
@@ -174,12 +169,12 @@ def failed_cells(cells_a, cells_b, labels=LABELS) -> None:
     file's statuses: a row's share leaves such a model out, so its table would not show that a
     switch gave a wrong answer in one run and not in the other."""
     a, b = _group(cells_a), _group(cells_b)
-    failed = sorted(k for k in set(a) | set(b) if any(map(_failed, a.get(k, []) + b.get(k, []))))
+    failed = sorted(k for k in set(a) | set(b) if any(map(report.is_failure, a.get(k, []) + b.get(k, []))))
     print(f"- not ok (status other than ok and n/a) in either file: {len(failed)} cell(s)")
     for k in failed:
         texts = []
         for label, cells in zip(labels, (a.get(k, []), b.get(k, []))):
-            bad = [c for c in cells if _failed(c)]
+            bad = [c for c in cells if report.is_failure(c)]
             text = "/".join(c["status"] for c in cells) or "not run"
             texts.append(f"{label} {text}" + (f" ({bad[0]['message']})" if bad and bad[0].get("message") else ""))
         print(f"  - {' '.join(k)}: " + "; ".join(texts))

@@ -48,6 +48,11 @@ def apply_baseline(cells: list[dict], baseline: str = "pooled") -> list[dict]:
     return out
 
 
+def is_failure(cell: dict) -> bool:
+    """A wrong answer or an error; n/a (a row that does not apply to the model) is not a failure."""
+    return cell["status"] not in ("ok", "n/a")
+
+
 def geomean(values):
     values = [v for v in values if v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
@@ -200,7 +205,7 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
                 repeats=max((len(reps.get((m, name), [])) for m in models), default=0),
                 na=bool(statuses) and all(s == "n/a" for s in statuses),
                 na_message=next((r.get("message", "") for r in row_cells if r["status"] == "n/a"), ""),
-                failed=[f"{r['model']}: {r['status']}" for r in row_cells if r["status"] not in ("ok", "n/a")],
+                failed=[f"{r['model']}: {r['status']}" for r in row_cells if is_failure(r)],
                 speedup=point, speedup_lo=ci and ci[0], speedup_hi=ci and ci[1],
                 vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
                 vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
