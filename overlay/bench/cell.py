@@ -226,11 +226,15 @@ def step_leaf_names(model, inputs, mode: str, count: int) -> list[str]:
 def nudged_step(model, inputs, loss_fn, mode, seed: int):
     """Eager's step with every leaf module's floating output times (1 + u * N(0, 1)), u half its
     dtype's epsilon: how much the step's leaves move under rounding of that size."""
-    gen = torch.Generator().manual_seed(seed)  # on the CPU: a model may have no parameters to place it by
+    generators = {}  # one per device the outputs lie on, each seeded alike: the CPU's draws stay the CPU's
 
     def nudge(module, args, out):
         if isinstance(out, torch.Tensor) and out.is_floating_point():
-            noise = torch.randn(out.shape, generator=gen, dtype=torch.float64).to(out.device)
+            # drawn where the output lies: a CPU generator draws ~2e7 float64 normals a second, and a
+            # GPU model's activations are billions of elements a draw (ConvNeXt-T at batch 64: 3.1e9)
+            if out.device not in generators:
+                generators[out.device] = torch.Generator(device=out.device).manual_seed(seed)
+            noise = torch.randn(out.shape, generator=generators[out.device], dtype=torch.float64, device=out.device)
             return out * (1 + torch.finfo(out.dtype).eps / 2 * noise).to(out.dtype)  # in float64: float64's own ulp too
         return out
 
