@@ -20,7 +20,8 @@ every matmul choice again; what it benchmarks is saved back there, and stderr sa
 ops it benchmarked the choices afresh.  The output
 is checked against eager first, as the bench checks a cell (a bfloat16 or float16 step that misses
 eager passes if it is as close to the float64 step as eager is): a wrong answer exits 1 instead of
-printing a time.
+printing a time, and a right one says on stderr how far it was from eager (``accuracy ok: max
+relative error against eager 0.0173``, a cell's ``rel_error``).
 
 ``--errors N`` prints instead where a step's error lies: the N outputs and gradients farthest from
 eager, each against eager and against the same step in float64 (same weights and inputs), with
@@ -203,6 +204,8 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         if "message" in checked:
             print(f"wrong answer: {checked['message']}", file=sys.stderr)
             return 1
+        # on stderr, so a metric on stdout stays one line: how far a passing step was (a cell's rel_error)
+        print(f"accuracy ok: max relative error against eager {checked['rel_error']:.3g}", file=sys.stderr)
         if args.kernels:
             print("kernels", summarize(sink).num_kernels)
             return 0

@@ -255,6 +255,9 @@ def test_model_latency_set_takes_a_row_apart_one_inductor_option_at_a_time():
         proc = script("model_latency.py", "conv_bn_block", "--device", "cpu", "--mode", "training", "--kernels", *args,
                       timeout=600)
         assert proc.returncode == 0, proc.stderr
+        # a passing step says how far it was from eager, on stderr (stdout stays the metric)
+        error = [line for line in proc.stderr.splitlines() if line.startswith("accuracy ok: max relative error against eager ")]
+        assert len(error) == 1 and 0 <= float(error[0].split()[-1]) <= 1e-2, proc.stderr
         return int(proc.stdout.split()[-1])
 
     layout_off = kernels("--set", "layout_optimization=False")
