@@ -21,7 +21,8 @@ ops it benchmarked the choices afresh.  The output
 is checked against eager first, as the bench checks a cell (a bfloat16 or float16 step that misses
 eager passes if it is as close to the float64 step as eager is): a wrong answer exits 1 instead of
 printing a time, and a right one says on stderr how far it was from eager (``accuracy ok: max
-relative error against eager 0.0173``, a cell's ``rel_error``).
+relative error against eager 0.0173; code hash 70443c5716c1b01f``: a cell's ``rel_error`` and
+``code_hash``, so a process can be matched with a bench cell that generated the same code).
 
 ``--errors N`` prints instead where a step's error lies: the N outputs and gradients farthest from
 eager, each against eager and against the same step in float64 (same weights and inputs), with
@@ -51,13 +52,15 @@ import shutil
 import statistics
 import sys
 import tempfile
+from unittest import mock
 
 import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
 from torch._dynamo.utils import counters
-from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, accuracy, build_model,
+from torch._inductor.graph import GraphLowering
+from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, accuracy, build_model, code_hash,
                                         nudged_step, step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
@@ -188,24 +191,26 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
     with inductor_config.patch({**all_inductor(args.device, args.mode), **config.inductor, **extra}):
         compiled = torch.compile(model)
         # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
+        codes: list[str] = []  # each graph's output code, for the cell's code hash
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
-                recording(reset_dynamo=True) as sink:
+                recording(reset_dynamo=True) as sink, mock.patch.object(GraphLowering, "save_output_code", codes.append):
             actual = _step(compiled, inputs, loss_fn, args.mode)
         compiled_hook()
+        hashed = f"code hash {code_hash(codes, os.environ.get('TORCHINDUCTOR_CACHE_DIR', ''))}"  # as a cell's code_hash
         err, tolerance = _rel_error(actual, expected), TOLERANCE.get(args.dtype, TOLERANCE["float32"])
         if args.errors:
             print_errors(model, inputs, loss_fn, args.mode, actual, expected, args.errors)
-            print(f"max relative error against eager {err:.3g} (tolerance {tolerance:g})")
+            print(f"max relative error against eager {err:.3g} (tolerance {tolerance:g}); {hashed}")
             return 0 if err <= tolerance else 1
         # the bench's own check: a bfloat16 step off eager passes if it is as close to float64 as eager is
         checked = accuracy(actual, expected, args.dtype if args.dtype in TOLERANCE else "float32",
                            lambda: _float64_step(model, inputs, loss_fn, args.mode))
         if "message" in checked:
-            print(f"wrong answer: {checked['message']}", file=sys.stderr)
+            print(f"wrong answer: {checked['message']}; {hashed}", file=sys.stderr)
             return 1
         # on stderr, so a metric on stdout stays one line: how far a passing step was (a cell's rel_error)
-        print(f"accuracy ok: max relative error against eager {checked['rel_error']:.3g}", file=sys.stderr)
+        print(f"accuracy ok: max relative error against eager {checked['rel_error']:.3g}; {hashed}", file=sys.stderr)
         if args.kernels:
             print("kernels", summarize(sink).num_kernels)
             return 0

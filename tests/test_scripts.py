@@ -257,11 +257,30 @@ def test_model_latency_set_takes_a_row_apart_one_inductor_option_at_a_time():
         assert proc.returncode == 0, proc.stderr
         # a passing step says how far it was from eager, on stderr (stdout stays the metric)
         error = [line for line in proc.stderr.splitlines() if line.startswith("accuracy ok: max relative error against eager ")]
-        assert len(error) == 1 and 0 <= float(error[0].split()[-1]) <= 1e-2, proc.stderr
+        assert len(error) == 1 and 0 <= float(error[0].split()[7].rstrip(";")) <= 1e-2, proc.stderr
         return int(proc.stdout.split()[-1])
 
     layout_off = kernels("--set", "layout_optimization=False")
     assert layout_off == kernels("--config", "no-loop-reorder") and layout_off != kernels()
+
+
+def test_model_latency_names_the_code_it_ran_by_the_bench_cells_code_hash(tmp_path):
+    """A passing process says on stderr its max relative error and the code hash of what it
+    generated, the same hash a bench cell of the same model and config records: so a lone process
+    can be told to have run a cell's code (or not)."""
+    out = tmp_path / "cells.json"
+    bench = subprocess.run([sys.executable, "-m", "inductor_ablate", "bench", "--models", "mlp_gelu", "--configs",
+                            "all,no-fusion", "--device", "cpu", "--json", str(out), "--no-progress"],
+                           capture_output=True, text=True, timeout=600)
+    assert bench.returncode == 0, bench.stderr
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    for config in ("all", "no-fusion"):
+        proc = script("model_latency.py", "mlp_gelu", "--device", "cpu", "--config", config, "--kernels", timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        said = [line for line in proc.stderr.splitlines() if line.startswith("accuracy ok: ")]
+        assert said and said[0].endswith(f"; code hash {cells[config]['code_hash']}"), (said, cells[config])
+        assert int(proc.stdout.split()[-1]) == cells[config]["kernels"]
+    assert cells["all"]["code_hash"] != cells["no-fusion"]["code_hash"]  # the hash tells the two apart
 
 
 def test_model_latency_picks_starts_a_fresh_process_from_the_saved_autotuning(tmp_path):
