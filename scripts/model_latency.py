@@ -190,8 +190,8 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         counters.clear()
     with inductor_config.patch({**all_inductor(args.device, args.mode), **config.inductor, **extra}):
         compiled = torch.compile(model)
-        # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
         codes: list[str] = []  # each graph's output code, for the cell's code hash
+        # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
                 recording(reset_dynamo=True) as sink, mock.patch.object(GraphLowering, "save_output_code", codes.append):
