@@ -702,6 +702,29 @@ def test_estimate_prices_a_model_without_cells_of_this_mode_from_the_other_mode_
     assert "(and 4 inference cells, for a model with none of training)" in proc.stdout
 
 
+def test_estimate_prices_a_model_with_cells_of_another_dtype_only_scaled_by_the_models_with_both(tmp_path):
+    """A model that ran in bfloat16 but never in float32 is priced from its bfloat16 cells times the
+    median ratio (float32 over bfloat16) of the same cells of the models that ran both, cold and warm
+    apart; a model that ran in float32 is priced from those cells alone, unscaled."""
+    def row(model, config, cache, wall, dtype):
+        return dict(suite="s", model=model, config=config, device="cuda", dtype=dtype, mode="inference",
+                    status="ok", cache=cache, wall_s=wall)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        row("tiny", "all", "cold", 100, "bfloat16"), row("tiny", "no-fusion", "warm", 30, "bfloat16"),
+        row("tiny", "all", "cold", 150, "float32"), row("tiny", "no-fusion", "warm", 60, "float32"),
+        row("tiny2", "all", "cold", 50, "bfloat16"), row("tiny2", "no-fusion", "warm", 10, "bfloat16")]}))
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion", "--dtype",
+                 "float32", "--device", "cuda", "--estimate", str(history), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    assert lines["tiny"].split()[1:3] == ["2", "210"] and "other dtype" not in lines["tiny"], lines["tiny"]
+    # tiny2: 50 x 1.50 (150/100) cold + 10 x 2.00 (60/30) warm
+    assert lines["tiny2"].split()[1:3] == ["2", "95"], lines["tiny2"]
+    assert "this cell cold, other dtype x 1.50 (the median ratio of 1 models) (1)" in lines["tiny2"]
+    assert "this cell warm, other dtype x 2.00 (the median ratio of 1 models) (1)" in lines["tiny2"]
+
+
 def test_budget_leaves_a_cell_priced_above_the_seconds_left_runs_the_next_models_and_resumes(tmp_path):
     """--budget: tiny's cells are priced at a few seconds and run; tiny2's `all` is priced at an hour
     (from a --history file), so neither it nor tiny2's later cell starts, but tiny3's cheap cells

@@ -76,6 +76,33 @@ def _mode_ratio(history: list[dict], other: list[dict], state: str) -> tuple[flo
     return (statistics.median(ratios.values()) if ratios else None), len(ratios)
 
 
+def per_model_dtype_ratios(history: list[dict], dtype: str, state: str | None = None) -> dict[str, float]:
+    """{model: the median, over its configs that ran in ``dtype`` and in another dtype with the cache
+    starting ``state`` (None: any state), of the ``dtype`` cell's median wall over the other's}: how
+    much dearer a float32 cell is than its bfloat16 twin, or the reverse."""
+    walls: dict[tuple, dict[bool, list[float]]] = {}
+    for c in history:
+        if state is None or c.get("cache") == state:
+            key = (c["model"], c["config"], c.get("cache"))
+            walls.setdefault(key, {}).setdefault(c["dtype"] == dtype, []).append(c["wall_s"])
+    per_model: dict[str, list[float]] = {}
+    for (model, _, _), by in walls.items():
+        if len(by) == 2:
+            per_model.setdefault(model, []).append(statistics.median(by[True]) / statistics.median(by[False]))
+    return {model: statistics.median(ratios) for model, ratios in sorted(per_model.items())}
+
+
+def _dtype_scale(history: list[dict], dtype: str, state: str | None) -> tuple[float, str]:
+    """(the factor, the basis' note) for a model whose cells are all of another dtype: the median of
+    ``per_model_dtype_ratios`` in that cache state (cold and warm apart, as the modes), else in any;
+    1 where no model ran in both dtypes."""
+    ratios = per_model_dtype_ratios(history, dtype, state) or per_model_dtype_ratios(history, dtype)
+    if not ratios:
+        return 1.0, ", other dtype"
+    ratio = statistics.median(ratios.values())
+    return ratio, f", other dtype x {ratio:.2f} (the median ratio of {len(ratios)} models)"
+
+
 def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
           other_mode: list[dict] = ()) -> tuple[float, str, list[dict]]:
     """(seconds, where they come from, the cells behind them) for one cell whose cache starts
@@ -85,22 +112,31 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
     this one, scaled by the median ratio of the models that have both."""
     mine = [c for c in history if c["model"] == model]
     same_dtype = [c for c in mine if c["dtype"] == dtype]
-    mine, dtype_note = (same_dtype, "") if same_dtype else (mine, ", other dtype")
+
+    def own(seconds: float, basis: str, pool: list[dict], pool_state: str | None):
+        """A price from the model's own cells; those of another dtype only are scaled as the models
+        that ran both dtypes were."""
+        if same_dtype:
+            return seconds, basis, pool
+        scale, note = _dtype_scale(history, dtype, pool_state)
+        return seconds * scale, basis + note, pool
+
+    mine = same_dtype or mine
     this = [c for c in mine if c["config"] == config]
     for pool, basis in (([c for c in this if c.get("cache") == state], f"this cell {state}"),
                         ([c for c in mine if c.get("cache") == state], f"this model's {state} cells")):
         if pool:
-            return _median(pool), basis + dtype_note, pool
+            return own(_median(pool), basis, pool, state)
     want = state
     if state == "seeded":  # no seeded history: a cold compile of the cell less its autotuning, or a warm one
         cold = [c for c in this if c.get("cache") == "cold" and isinstance(c.get("autotune_s"), (int, float))]
         if cold:
-            return (statistics.median(c["wall_s"] - c["autotune_s"] for c in cold),
-                    f"this cell cold, less its autotuning{dtype_note}", cold)
+            return own(statistics.median(c["wall_s"] - c["autotune_s"] for c in cold),
+                       "this cell cold, less its autotuning", cold, "cold")
         want = "warm"
         pool = [c for c in mine if c.get("cache") == want]
         if pool:
-            return _median(pool), f"this model's warm cells{dtype_note}", pool
+            return own(_median(pool), "this model's warm cells", pool, want)
     theirs = [c for c in other_mode if c["model"] == model] if not mine else []
     theirs = [c for c in theirs if c["dtype"] == dtype] or theirs
     pool = [c for c in theirs if c.get("cache") == want and c["config"] == config] or \
@@ -114,7 +150,7 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
     if pool:
         return _median(pool), NO_HISTORY if not mine else f"every model's {want} median", pool
     if mine:  # no cell of that cache state anywhere: the model's own cells, not other models'
-        return _median(mine), f"this model's cells{dtype_note}", mine
+        return own(_median(mine), "this model's cells", mine, None)
     return _median(history), NO_HISTORY, history
 
 
