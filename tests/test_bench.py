@@ -679,45 +679,45 @@ def test_budget_runs_count_a_model_left_for_the_next_run_while_later_models_fill
     assert _runs([[100], [400, 80], [130]], 335) == (3, 1)
 
 
+def estimate_lines(tmp_path, history_cells, *args) -> dict[str, str]:
+    """``bench --estimate`` over a history file of CUDA cells, each (model, config, cache, wall,
+    mode, dtype): its table's lines by their first word."""
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        dict(suite="s", model=model, config=config, device="cuda", dtype=dtype, mode=mode, status="ok", cache=cache,
+             wall_s=wall) for model, config, cache, wall, mode, dtype in history_cells]}))
+    proc = bench("bench", "--suite", SUITE, "--device", "cuda", "--estimate", str(history), *args, tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return {line.split()[0]: line for line in proc.stdout.splitlines()}
+
+
 def test_estimate_prices_a_model_without_cells_of_this_mode_from_the_other_mode_scaled(tmp_path):
     """A model that never ran in training, but did in inference, is priced from its inference cells
     times the median ratio (training over inference) of the models that ran both, cold and warm
     apart; a model with neither still falls back to every model's median."""
-    def row(model, config, cache, wall, mode):
-        return dict(suite="s", model=model, config=config, device="cuda", dtype="bfloat16", mode=mode,
-                    status="ok", cache=cache, wall_s=wall)
-    history = tmp_path / "history.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [
-        row("tiny", "all", "cold", 300, "training"), row("tiny", "no-fusion", "warm", 60, "training"),
-        row("tiny", "all", "cold", 100, "inference"), row("tiny", "no-fusion", "warm", 30, "inference"),
-        row("tiny2", "all", "cold", 50, "inference"), row("tiny2", "no-fusion", "warm", 10, "inference")]}))
-    proc = bench("bench", "--suite", SUITE, "--models", "tiny2,tiny3", "--configs", "all,no-fusion", "--mode",
-                 "training", "--dtype", "bfloat16", "--device", "cuda", "--estimate", str(history), tmp_path=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    bf16 = "bfloat16"
+    lines = estimate_lines(tmp_path, [
+        ("tiny", "all", "cold", 300, "training", bf16), ("tiny", "no-fusion", "warm", 60, "training", bf16),
+        ("tiny", "all", "cold", 100, "inference", bf16), ("tiny", "no-fusion", "warm", 30, "inference", bf16),
+        ("tiny2", "all", "cold", 50, "inference", bf16), ("tiny2", "no-fusion", "warm", 10, "inference", bf16)],
+        "--models", "tiny2,tiny3", "--configs", "all,no-fusion", "--mode", "training", "--dtype", bf16)
     # tiny2: 50 x 3.00 (300/100) cold + 10 x 2.00 (60/30) warm
     assert lines["tiny2"].split()[1:3] == ["2", "170"], lines["tiny2"]
     assert "inference cold cells x 3.00 (the median ratio of 1 models) (1)" in lines["tiny2"]
     assert lines["tiny3"].split()[1:3] == ["2", "360"] and "no history" in lines["tiny3"]  # 300 + 60
-    assert "(and 4 inference cells, for a model with none of training)" in proc.stdout
+    assert "(and 4 inference cells, for a model with none of training)" in lines["estimate"]
 
 
 def test_estimate_prices_a_model_with_cells_of_another_dtype_only_scaled_by_the_models_with_both(tmp_path):
     """A model that ran in bfloat16 but never in float32 is priced from its bfloat16 cells times the
     median ratio (float32 over bfloat16) of the same cells of the models that ran both, cold and warm
     apart; a model that ran in float32 is priced from those cells alone, unscaled."""
-    def row(model, config, cache, wall, dtype):
-        return dict(suite="s", model=model, config=config, device="cuda", dtype=dtype, mode="inference",
-                    status="ok", cache=cache, wall_s=wall)
-    history = tmp_path / "history.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [
-        row("tiny", "all", "cold", 100, "bfloat16"), row("tiny", "no-fusion", "warm", 30, "bfloat16"),
-        row("tiny", "all", "cold", 150, "float32"), row("tiny", "no-fusion", "warm", 60, "float32"),
-        row("tiny2", "all", "cold", 50, "bfloat16"), row("tiny2", "no-fusion", "warm", 10, "bfloat16")]}))
-    proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-fusion", "--dtype",
-                 "float32", "--device", "cuda", "--estimate", str(history), tmp_path=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    inf = "inference"
+    lines = estimate_lines(tmp_path, [
+        ("tiny", "all", "cold", 100, inf, "bfloat16"), ("tiny", "no-fusion", "warm", 30, inf, "bfloat16"),
+        ("tiny", "all", "cold", 150, inf, "float32"), ("tiny", "no-fusion", "warm", 60, inf, "float32"),
+        ("tiny2", "all", "cold", 50, inf, "bfloat16"), ("tiny2", "no-fusion", "warm", 10, inf, "bfloat16")],
+        "--models", "tiny,tiny2", "--configs", "all,no-fusion", "--dtype", "float32")
     assert lines["tiny"].split()[1:3] == ["2", "210"] and "other dtype" not in lines["tiny"], lines["tiny"]
     # tiny2: 50 x 1.50 (150/100) cold + 10 x 2.00 (60/30) warm
     assert lines["tiny2"].split()[1:3] == ["2", "95"], lines["tiny2"]
