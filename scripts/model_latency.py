@@ -52,16 +52,14 @@ import shutil
 import statistics
 import sys
 import tempfile
-from unittest import mock
 
 import torch
 
 import inductor_ablate  # noqa: F401 (installs the overlay before Inductor is imported)
 import torch._inductor.config as inductor_config
 from torch._dynamo.utils import counters
-from torch._inductor.graph import GraphLowering
 from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, accuracy, build_model, code_hash,
-                                        nudged_step, step_leaf_names)
+                                        nudged_step, output_codes, step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
 from inductor_ablate.bench.runner import cache_name, check_picks_folder, device_name, has_picks, save_picks, seed_picks
@@ -190,11 +188,10 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         counters.clear()
     with inductor_config.patch({**all_inductor(args.device, args.mode), **config.inductor, **extra}):
         compiled = torch.compile(model)
-        codes: list[str] = []  # each graph's output code, for the cell's code hash
         # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
-                recording(reset_dynamo=True) as sink, mock.patch.object(GraphLowering, "save_output_code", codes.append):
+                recording(reset_dynamo=True) as sink, output_codes() as codes:
             actual = _step(compiled, inputs, loss_fn, args.mode)
         compiled_hook()
         hashed = f"code hash {code_hash(codes, os.environ.get('TORCHINDUCTOR_CACHE_DIR', ''))}"  # as a cell's code_hash

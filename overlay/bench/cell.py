@@ -103,6 +103,17 @@ _ADDRESS = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*[a-f])[0-9a-f]{10,16}\b") 
 _PATH = re.compile(r"(?:/[\w.+-]+)+/[\w.+-]+\.(?:py|so|cpp|h|cubin|ptx|json|bin)\b")
 
 
+@contextlib.contextmanager
+def output_codes():
+    """Yields a list that receives each graph's output code Inductor generates inside the block:
+    what ``code_hash`` hashes (a cell's and ``scripts/model_latency.py``'s alike)."""
+    from torch._inductor.graph import GraphLowering
+
+    codes: list[str] = []
+    with mock.patch.object(GraphLowering, "save_output_code", codes.append):
+        yield codes
+
+
 def code_hash(codes: list[str], cache_dir: str = "") -> str:
     """One hash of everything Inductor generated (every graph's output code, kernels inside), with
     what differs between identical compiles normalized: kernel names (numbered by appearance), file
@@ -282,16 +293,12 @@ def run_cell(task: dict) -> dict:
         require_checkable(expected, task["model"])
         row["setup_s"] = round(time.perf_counter() - cell_t0, 3)  # model, inputs, first eager call
         with inductor_config.patch(settings):
-            from torch._inductor.graph import GraphLowering
-
             from torch._dynamo.utils import counters
 
             compiled = torch.compile(model)
             t0 = time.perf_counter()
-            codes: list[str] = []
             tuned0 = _autotune_seconds()
-            with recording(reset_dynamo=True) as sink, _own_graph_caches(task["artifact_dir"]), \
-                    mock.patch.object(GraphLowering, "save_output_code", codes.append):
+            with recording(reset_dynamo=True) as sink, _own_graph_caches(task["artifact_dir"]), output_codes() as codes:
                 actual = _step(compiled, inputs, loss_fn, mode)
                 if device.startswith("cuda"):
                     torch.cuda.synchronize()
