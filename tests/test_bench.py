@@ -34,6 +34,18 @@ def cells(path):
         return {(c["model"], c["config"]): c for c in json.load(f)["cells"]}
 
 
+def require_packages(*modules):
+    """Skip unless each module imports: absent, or installed but built for another torch (a torchvision
+    wheel for another torch raises at import), the skip says which and why."""
+    from inductor_ablate.bench.models import import_package
+
+    for module in modules:
+        try:
+            import_package(module)
+        except ImportError as exc:
+            pytest.skip(str(exc))
+
+
 def timed(model, config, cache, wall):
     """A timed CPU inference cell of an earlier run, as --history and --budget read it."""
     return dict(suite="s", model=model, config=config, device="cpu", dtype="float32", mode="inference",
@@ -301,6 +313,36 @@ def test_list_models_names_every_suite_and_what_it_needs(tmp_path):
     for suite, names in MODEL_NAMES.items():
         assert suite in proc.stdout and all(f"  {n}\n" in proc.stdout + "\n" for n in names)
     assert "embedded     (torch: installed)" in proc.stdout
+
+
+def test_a_suite_package_that_raises_on_import_is_named_in_one_line_and_its_models_are_na(tmp_path):
+    """A torchvision built for another torch is installed but raises RuntimeError at import.  Alone,
+    its suite is refused in one line that names the package, the error, where it raised and what to
+    install; in the real group its models are n/a with that line and the other suites run on;
+    --list-models says it does not load."""
+    fake = tmp_path / "fake" / "torchvision"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("# a build for another torch\n"
+                                      "raise RuntimeError('operator torchvision::nms does not exist')\n")
+    path = str(tmp_path / "fake")
+    os.environ["PYTHONPATH"], old = path + os.pathsep + os.environ.get("PYTHONPATH", ""), os.environ.get("PYTHONPATH")
+    try:
+        alone = bench("bench", "--suite", "torchvision", "--device", "cpu", tmp_path=tmp_path)
+        listed = bench("bench", "--list-models", tmp_path=tmp_path)
+        group = bench("bench", "--suite", "real", "--models", "resnet18", "--configs", "all", "--device", "cpu",
+                      "--json", str(tmp_path / "r.json"), tmp_path=tmp_path)
+    finally:
+        os.environ.pop("PYTHONPATH") if old is None else os.environ.update(PYTHONPATH=old)
+    why = ("is installed but does not load with torch", "RuntimeError: operator torchvision::nms does not exist "
+           "(raised in torchvision/__init__.py:2)", "install the torchvision release made for torch")
+    assert alone.returncode == 2 and "Traceback" not in alone.stderr, alone.stderr
+    assert alone.stderr.count("\n") == 1 and alone.stderr.startswith("inductor_ablate: error: suite 'torchvision': torchvision ")
+    assert all(w in alone.stderr for w in why), alone.stderr
+    line = next(l for l in listed.stdout.splitlines() if l.startswith("torchvision "))
+    assert "DOES NOT LOAD" in line and all(w in line for w in why), line
+    assert "Traceback" not in group.stderr, group.stderr
+    assert cells(tmp_path / "r.json")[("resnet18", "all")]["status"] == "n/a"
+    assert all(w in cells(tmp_path / "r.json")[("resnet18", "all")]["message"] for w in why)
 
 
 def test_shared_caches_autotune_once_per_model_but_never_share_a_graph(tmp_path):
@@ -856,7 +898,7 @@ def test_hf_training_steps_draw_no_random_numbers():
     _no_dropout(config)
     assert vars(config) == dict(hidden_dropout_prob=0.0, attn_pdrop=0.0, classifier_dropout=None,
                                 dropout_rate=0.0, hidden_size=768, layer_norm_eps=1e-12)
-    pytest.importorskip("transformers")
+    require_packages("transformers")
     import torch
 
     from inductor_ablate.bench.cell import build_model
@@ -916,8 +958,7 @@ def test_a_step_of_only_zeros_is_refused_not_checked():
 def test_real_vision_models_give_a_step_that_can_be_checked():
     """Every torchvision and timm model of the real suite, built as the bench builds it, gives an
     eager output that is not all zeros (ViT-B/16's head is initialized at random for it)."""
-    pytest.importorskip("torchvision")
-    pytest.importorskip("timm")
+    require_packages("torchvision.models", "timm")
     from inductor_ablate.bench.cell import _step, build_model, require_checkable
     from inductor_ablate.bench.models import MODEL_NAMES
 
@@ -931,7 +972,7 @@ def test_t5_training_gradients_are_not_rounding_noise():
     """T5's encoder returns RMS-normalized states, whose mean square is 1 whatever the input: with
     that as the loss, every weight below the final norm got a gradient of rounding noise, and its
     float32 step was far from the float64 one.  With the projected loss, float32 and float64 agree."""
-    pytest.importorskip("transformers")
+    require_packages("transformers")
     import torch
 
     from inductor_ablate.bench import cell

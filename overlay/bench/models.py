@@ -4,8 +4,11 @@ builder ``(device, dtype, mode) -> (module, inputs, loss_fn)``."""
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import math
+import os
+import traceback
 
 import torch
 import torch.nn as nn
@@ -156,8 +159,53 @@ def _image(device, dtype):
     return torch.randn(_size(device, 2, VISION_BATCH), 3, 224, 224, device=device, dtype=dtype)
 
 
+class PackageDoesNotLoad(ImportError):
+    """A suite's package is installed but raises on import: most often a build made for another torch
+    (a torchvision wheel for torch 2.14 under torch 2.13 raises "operator torchvision::nms does not
+    exist").  An ImportError, so a group of suites reports that suite's models n/a with this message."""
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+def _where_it_raised(exc: BaseException) -> tuple[str, str]:
+    """(top-level package, "package/file.py:line") of the last frame outside torch and importlib: the
+    code that failed (torch's own frames below it only carry the error up)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f"{os.sep}torch{os.sep}" not in f.filename and "importlib" not in f.filename]
+    if not frames:
+        return "", ""
+    path = frames[-1].filename
+    top = os.path.dirname(path)
+    while os.path.exists(os.path.join(os.path.dirname(top), "__init__.py")):
+        top = os.path.dirname(top)
+    return os.path.basename(top), f"{os.path.relpath(path, os.path.dirname(top))}:{frames[-1].lineno}"
+
+
+def import_package(module: str):
+    """``module`` imported.  ImportError when its package is not installed; PackageDoesNotLoad, with
+    the versions and where it raised, when it is installed but its import fails."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise
+    except Exception as exc:  # the package's own import ran and failed: name it, never a traceback
+        package = module.split(".")[0]
+        culprit, where = _where_it_raised(exc)
+        culprit = culprit or package
+        raise PackageDoesNotLoad(
+            f"{package} {_version(package)} is installed but does not load with torch {torch.__version__}: "
+            f"{type(exc).__name__}: {exc}" + (f" (raised in {where})" if where else "") +
+            f"; is {culprit} {_version(culprit)} a build for another torch? install the {culprit} release "
+            f"made for torch {torch.__version__.split('+')[0]}") from None
+
+
 def torchvision_suite() -> dict:
-    import torchvision.models as tvm
+    tvm = import_package("torchvision.models")
 
     def make(name):
         def builder(device, dtype, mode):
@@ -172,7 +220,7 @@ def torchvision_suite() -> dict:
 
 
 def timm_suite() -> dict:
-    import timm
+    timm = import_package("timm")
 
     def make(name):
         def builder(device, dtype, mode):
@@ -195,7 +243,7 @@ def _no_dropout(config) -> None:
 
 
 def hf_suite() -> dict:
-    import transformers
+    transformers = import_package("transformers")
 
     class LogitsOnly(nn.Module):
         def __init__(self, model):
@@ -229,12 +277,16 @@ def hf_suite() -> dict:
     return models
 
 
-class MissingPackage:
-    """The builder of a model whose suite's package is not installed: its cells are reported as
-    n/a with this message (a group of suites runs what it can), never a crash."""
+def _not_installed(package: str) -> str:
+    return f"needs {package}, which is not installed (pip install {package})"
 
-    def __init__(self, package: str):
-        self.missing = f"needs {package}, which is not installed (pip install {package})"
+
+class MissingPackage:
+    """The builder of a model whose suite's package is not installed or does not load: its cells are
+    reported as n/a with this message (a group of suites runs what it can), never a crash."""
+
+    def __init__(self, missing: str):
+        self.missing = missing
 
     def __call__(self, *args):
         raise ImportError(self.missing)
@@ -247,8 +299,9 @@ def real_suite() -> dict:
     for suite in REAL_SUITES:
         try:
             models.update(SUITES[suite]())
-        except ImportError:
-            models.update({name: MissingPackage(PACKAGES[suite]) for name in MODEL_NAMES[suite]})
+        except ImportError as exc:
+            why = str(exc) if isinstance(exc, PackageDoesNotLoad) else _not_installed(PACKAGES[suite])
+            models.update({name: MissingPackage(why) for name in MODEL_NAMES[suite]})
     return models
 
 
@@ -266,12 +319,20 @@ MODEL_NAMES = {
 
 
 def list_models() -> str:
-    """Every model of every suite, and whether the package its suite needs is installed here."""
+    """Every model of every suite, and whether the package its suite needs is installed here and loads
+    (it is imported: a build made for another torch is installed but fails)."""
     lines = []
     for suite, names in MODEL_NAMES.items():
         package = PACKAGES[suite]
-        installed = importlib.util.find_spec(package) is not None
-        lines.append(f"{suite:<12} ({package}: {'installed' if installed else 'NOT installed: pip install ' + package})")
+        if importlib.util.find_spec(package) is None:
+            state = "NOT installed: pip install " + package
+        else:
+            try:
+                import_package(package)
+                state = "installed"
+            except ImportError as exc:
+                state = f"DOES NOT LOAD: {exc}"
+        lines.append(f"{suite:<12} ({package}: {state})")
         lines.extend(f"  {name}" for name in names)
     lines.append(f"real         (the group: {', '.join(REAL_SUITES)}; a model whose package is missing is "
                  f"reported n/a)")
@@ -307,5 +368,7 @@ def load_suite(name: str) -> dict:
         raise UsageError(f"unknown suite {name!r}; suites: {', '.join(SUITES)} or module:function")
     try:
         return SUITES[name]()
+    except PackageDoesNotLoad as exc:
+        raise UsageError(f"suite {name!r}: {exc}") from None
     except ImportError as exc:
         raise UsageError(f"suite {name!r} needs a package that is not installed: {exc}") from None
