@@ -315,24 +315,21 @@ def test_list_models_names_every_suite_and_what_it_needs(tmp_path):
     assert "embedded     (torch: installed)" in proc.stdout
 
 
-def test_a_suite_package_that_raises_on_import_is_named_in_one_line_and_its_models_are_na(tmp_path):
+def test_a_suite_package_that_does_not_load_is_named_in_one_line_and_its_models_are_na(tmp_path, monkeypatch):
     """A torchvision built for another torch is installed but raises RuntimeError at import.  Alone,
     its suite is refused in one line that names the package, the error, where it raised and what to
-    install; in the real group its models are n/a with that line and the other suites run on;
-    --list-models says it does not load."""
-    fake = tmp_path / "fake" / "torchvision"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("# a build for another torch\n"
-                                      "raise RuntimeError('operator torchvision::nms does not exist')\n")
-    path = str(tmp_path / "fake")
-    os.environ["PYTHONPATH"], old = path + os.pathsep + os.environ.get("PYTHONPATH", ""), os.environ.get("PYTHONPATH")
-    try:
-        alone = bench("bench", "--suite", "torchvision", "--device", "cpu", tmp_path=tmp_path)
-        listed = bench("bench", "--list-models", tmp_path=tmp_path)
-        group = bench("bench", "--suite", "real", "--models", "resnet18", "--configs", "all", "--device", "cpu",
-                      "--json", str(tmp_path / "r.json"), tmp_path=tmp_path)
-    finally:
-        os.environ.pop("PYTHONPATH") if old is None else os.environ.update(PYTHONPATH=old)
+    install; in the real group its models are n/a with that line; --list-models says it does not load.
+    A package whose dependency is missing (timm here) is named the same way, with the dependency to install."""
+    for package, source in (("torchvision", "# a build for another torch\n"
+                                            "raise RuntimeError('operator torchvision::nms does not exist')\n"),
+                            ("timm", "import a_dependency_not_installed\n")):
+        (tmp_path / "fake" / package).mkdir(parents=True)
+        (tmp_path / "fake" / package / "__init__.py").write_text(source)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    alone = bench("bench", "--suite", "torchvision", "--device", "cpu", tmp_path=tmp_path)
+    listed = bench("bench", "--list-models", tmp_path=tmp_path)
+    group = bench("bench", "--suite", "real", "--models", "resnet18", "--configs", "all", "--device", "cpu",
+                  "--json", str(tmp_path / "r.json"), tmp_path=tmp_path)
     why = ("is installed but does not load with torch", "RuntimeError: operator torchvision::nms does not exist "
            "(raised in torchvision/__init__.py:2)", "install the torchvision release made for torch")
     assert alone.returncode == 2 and "Traceback" not in alone.stderr, alone.stderr
@@ -340,9 +337,12 @@ def test_a_suite_package_that_raises_on_import_is_named_in_one_line_and_its_mode
     assert all(w in alone.stderr for w in why), alone.stderr
     line = next(l for l in listed.stdout.splitlines() if l.startswith("torchvision "))
     assert "DOES NOT LOAD" in line and all(w in line for w in why), line
-    assert "Traceback" not in group.stderr, group.stderr
-    assert cells(tmp_path / "r.json")[("resnet18", "all")]["status"] == "n/a"
-    assert all(w in cells(tmp_path / "r.json")[("resnet18", "all")]["message"] for w in why)
+    line = next(l for l in listed.stdout.splitlines() if l.startswith("timm "))
+    assert ("DOES NOT LOAD: timm" in line and "ModuleNotFoundError: No module named 'a_dependency_not_installed' "
+            "(raised in timm/__init__.py:1); pip install a_dependency_not_installed" in line), line
+    assert group.returncode == 0 and "Traceback" not in group.stderr, group.stderr
+    na = cells(tmp_path / "r.json")[("resnet18", "all")]
+    assert na["status"] == "n/a" and all(w in na["message"] for w in why), na
 
 
 def test_shared_caches_autotune_once_per_model_but_never_share_a_graph(tmp_path):

@@ -186,22 +186,30 @@ def _where_it_raised(exc: BaseException) -> tuple[str, str]:
     return os.path.basename(top), f"{os.path.relpath(path, os.path.dirname(top))}:{frames[-1].lineno}"
 
 
+def _not_installed(package: str) -> str:
+    return f"needs {package}, which is not installed (pip install {package})"
+
+
 def import_package(module: str):
     """``module`` imported.  ImportError when its package is not installed; PackageDoesNotLoad, with
-    the versions and where it raised, when it is installed but its import fails."""
+    the versions, the error, where it raised and what to install, when it is installed but its import
+    fails (a build for another torch; a dependency missing)."""
+    package = module.split(".")[0]
+    if importlib.util.find_spec(package) is None:
+        raise ImportError(_not_installed(package))
     try:
         return importlib.import_module(module)
-    except ImportError:
-        raise
     except Exception as exc:  # the package's own import ran and failed: name it, never a traceback
-        package = module.split(".")[0]
         culprit, where = _where_it_raised(exc)
         culprit = culprit or package
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            fix = f"pip install {exc.name.split('.')[0]}"
+        else:
+            fix = (f"is {culprit} {_version(culprit)} a build for another torch? install the {culprit} release "
+                   f"made for torch {torch.__version__.split('+')[0]}")
         raise PackageDoesNotLoad(
             f"{package} {_version(package)} is installed but does not load with torch {torch.__version__}: "
-            f"{type(exc).__name__}: {exc}" + (f" (raised in {where})" if where else "") +
-            f"; is {culprit} {_version(culprit)} a build for another torch? install the {culprit} release "
-            f"made for torch {torch.__version__.split('+')[0]}") from None
+            f"{type(exc).__name__}: {exc}" + (f" (raised in {where})" if where else "") + f"; {fix}") from None
 
 
 def torchvision_suite() -> dict:
@@ -277,10 +285,6 @@ def hf_suite() -> dict:
     return models
 
 
-def _not_installed(package: str) -> str:
-    return f"needs {package}, which is not installed (pip install {package})"
-
-
 class MissingPackage:
     """The builder of a model whose suite's package is not installed or does not load: its cells are
     reported as n/a with this message (a group of suites runs what it can), never a crash."""
@@ -299,9 +303,8 @@ def real_suite() -> dict:
     for suite in REAL_SUITES:
         try:
             models.update(SUITES[suite]())
-        except ImportError as exc:
-            why = str(exc) if isinstance(exc, PackageDoesNotLoad) else _not_installed(PACKAGES[suite])
-            models.update({name: MissingPackage(why) for name in MODEL_NAMES[suite]})
+        except ImportError as exc:  # not installed, or installed and does not load: the message says which
+            models.update({name: MissingPackage(str(exc)) for name in MODEL_NAMES[suite]})
     return models
 
 
@@ -324,18 +327,17 @@ def list_models() -> str:
     lines = []
     for suite, names in MODEL_NAMES.items():
         package = PACKAGES[suite]
-        if importlib.util.find_spec(package) is None:
+        try:
+            import_package(package)
+            state = "installed"
+        except PackageDoesNotLoad as exc:
+            state = f"DOES NOT LOAD: {exc}"
+        except ImportError:
             state = "NOT installed: pip install " + package
-        else:
-            try:
-                import_package(package)
-                state = "installed"
-            except ImportError as exc:
-                state = f"DOES NOT LOAD: {exc}"
         lines.append(f"{suite:<12} ({package}: {state})")
         lines.extend(f"  {name}" for name in names)
-    lines.append(f"real         (the group: {', '.join(REAL_SUITES)}; a model whose package is missing is "
-                 f"reported n/a)")
+    lines.append(f"real         (the group: {', '.join(REAL_SUITES)}; a model whose package is missing or "
+                 f"does not load is reported n/a)")
     return "\n".join(lines)
 
 
@@ -368,7 +370,5 @@ def load_suite(name: str) -> dict:
         raise UsageError(f"unknown suite {name!r}; suites: {', '.join(SUITES)} or module:function")
     try:
         return SUITES[name]()
-    except PackageDoesNotLoad as exc:
+    except ImportError as exc:  # not installed, or installed and does not load: the message says which
         raise UsageError(f"suite {name!r}: {exc}") from None
-    except ImportError as exc:
-        raise UsageError(f"suite {name!r} needs a package that is not installed: {exc}") from None
