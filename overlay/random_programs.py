@@ -13,7 +13,7 @@ import torch
 
 #: op -> (number of tensor operands, a template over {a}, {b} and {p} (the step's integer param)).
 #: Every expression keeps the (rows, cols) shape; indices come from the ``perm`` / ``idx`` / ``rows``
-#: inputs, ``w`` is a (cols, cols) weight.
+#: inputs, ``w`` is a (cols, cols) weight, ``kern`` a (1, 1, 3, 3) convolution kernel.
 OPS = {
     # elementwise
     "sin": (1, "{a}.sin()"),
@@ -21,6 +21,10 @@ OPS = {
     "sigmoid": (1, "torch.sigmoid({a})"),
     "tanh": (1, "torch.tanh({a})"),
     "exp_neg_abs": (1, "torch.exp(-{a}.abs())"),
+    "gelu": (1, "torch.nn.functional.gelu({a}, approximate=('none', 'tanh')[{p} % 2])"),
+    "silu": (1, "torch.nn.functional.silu({a})"),
+    "clamp": (1, "{a}.clamp(-0.5 - {p}, 0.5)"),
+    "upcast": (1, "{a}.double().sin().to({a}.dtype)"),
     "scale": (1, "{a} * (0.5 + {p})"),
     "add": (2, "{a} + {b}"),
     "sub": (2, "{a} - {b}"),
@@ -32,8 +36,14 @@ OPS = {
     "amax": (1, "{a} - {a}.amax(dim={p} % 2, keepdim=True)"),
     "softmax": (1, "torch.softmax({a}, dim={p} % 2)"),
     "var": (1, "{a} * {a}.var(dim=1, keepdim=True, unbiased=False)"),
+    "log_softmax": (1, "torch.log_softmax({a}, dim={p} % 2)"),
+    # normalizations, as real models use them
+    "layer_norm": (1, "torch.nn.functional.layer_norm({a}, {a}.shape[1:], eps=1e-5)"),
+    "rms_norm": (1, "{a} * torch.rsqrt({a}.pow(2).mean(dim=1, keepdim=True) + 1e-5)"),
+    "batch_norm": (1, "torch.nn.functional.batch_norm({a}, None, None, training=True) if {a}.shape[0] > 1 else {a}"),
     # scans
     "cumsum": (1, "{a}.cumsum(dim={p} % 2) * 0.1"),
+    "sort": (1, "{a}.sort(dim={p} % 2).values"),
     # views and layout
     "transpose_copy": (1, "{a}.t().contiguous().t()"),
     "flatten_view": (1, "({a}.reshape(-1) * 2.0).view({a}.shape)"),
@@ -51,6 +61,11 @@ OPS = {
     "index_put_acc": (2, "torch.zeros_like({a}).index_put((rows[:, None], idx), {b}, accumulate=True)"),
     # matmul
     "matmul": (1, "{a} @ w"),
+    "attention": (2, "torch.softmax({a} @ {b}.t() * 0.5, dim=1) @ {b}"),
+    # convolution and pooling over the (rows, cols) plane as one 1-channel image
+    "conv3x3": (1, "torch.nn.functional.conv2d({a}[None, None], kern, padding=1)[0, 0]"),
+    "max_pool": (1, "torch.nn.functional.max_pool2d({a}[None, None], 3, stride=1, padding=1)[0, 0]"),
+    "avg_pool": (1, "torch.nn.functional.avg_pool2d({a}[None, None], 3, stride=1, padding=1)[0, 0]"),
     # in-place on a fresh copy (mutation inside the graph)
     "inplace_add": (2, "{a}.clone().add_({b})"),
     "inplace_mul_slice": (1, "(t := {a}.clone(), t[:, :1].mul_(3.0))[0]"),
@@ -82,13 +97,14 @@ class Spec:
         perm = torch.randperm(self.cols, generator=gen)
         idx = torch.randint(0, self.cols, (self.rows, self.cols), generator=gen)
         rows = torch.arange(self.rows)
+        kern = (torch.randn(1, 1, 3, 3, generator=gen) / 3).to(dtype)  # drawn last: earlier inputs unchanged
         scope = {"torch": torch}
         exec(self.source(), scope)  # noqa: S102 - our own generated code
-        return scope["program"], (*xs, w, perm, idx, rows)
+        return scope["program"], (*xs, w, perm, idx, rows, kern)
 
     def source(self) -> str:
         names = [f"x{i}" for i in range(self.n_inputs)]
-        lines = [f"def program({', '.join(names)}, w, perm, idx, rows):"]
+        lines = [f"def program({', '.join(names)}, w, perm, idx, rows, kern):"]
         for i, (op, operands, param) in enumerate(self.steps):
             a, b = (names[j] for j in (*operands, operands[0])[:2])
             expr = OPS[op][1].format(a=a, b=b, p=param)
@@ -113,7 +129,9 @@ def specs():
             steps.append((op, operands, draw(st.integers(0, 3))))
         last = n_inputs + len(steps) - 1
         extra = draw(st.lists(st.integers(n_inputs, last), max_size=1))
-        return Spec(rows=draw(st.integers(1, 7)), cols=draw(st.integers(1, 7)),
+        # Sizes past the C++ backend's vector width (8 or 16 floats) and not a multiple of it, so the
+        # vectorized loops and their scalar tails both run, not only the scalar loops of tiny sizes.
+        return Spec(rows=draw(st.sampled_from([1, 2, 3, 5, 7, 16])), cols=draw(st.sampled_from([1, 2, 3, 5, 7, 8, 16, 17, 33])),
                     dtype=draw(st.sampled_from(["float32", "float32", "float64", "bfloat16"])),
                     n_inputs=n_inputs, steps=tuple(steps), outputs=(last, *extra), backward=draw(st.booleans()))
 
