@@ -43,7 +43,8 @@ def test_random_program_matches_eager(ablate, config, spec):
         event("stock Inductor wrong too")
         if os.environ.get("INDUCTOR_ABLATE_FUZZ_LOG"):
             with open(os.environ["INDUCTOR_ABLATE_FUZZ_LOG"], "a") as f:
-                f.write(f"# {DEVICE} {spec.dtype} backward={spec.backward} {config}: error {error:.3g}\n{spec.source()}\n")
+                f.write(f"# {DEVICE} {spec.dtype} {spec.rows}x{spec.cols} backward={spec.backward} {config}: "
+                        f"error {error:.3g}\n{spec.source()}\n")
         return
     assert error <= TOLERANCE[spec.dtype], f"{config}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source()}"
     census = summarize(sink)
