@@ -123,15 +123,17 @@ def specs():
     def spec(draw):
         n_inputs = draw(st.integers(1, 3))
         steps = []
-        for i in range(draw(st.integers(1, 6))):
+        for i in range(draw(st.integers(1, 8))):
             op = draw(st.sampled_from(sorted(OPS)))
             operands = tuple(draw(st.integers(0, n_inputs + i - 1)) for _ in range(OPS[op][0]))
             steps.append((op, operands, draw(st.integers(0, 3))))
         last = n_inputs + len(steps) - 1
         extra = draw(st.lists(st.integers(n_inputs, last), max_size=1))
-        # Sizes past the C++ backend's vector width (8 or 16 floats) and not a multiple of it, so the
-        # vectorized loops and their scalar tails both run, not only the scalar loops of tiny sizes.
-        return Spec(rows=draw(st.sampled_from([1, 2, 3, 5, 7, 16])), cols=draw(st.sampled_from([1, 2, 3, 5, 7, 8, 16, 17, 33])),
+        # Sizes below, at and past the C++ backend's vector width (8 or 16 floats), multiples of it and
+        # not, so the vectorized loops and their scalar tails both run, not only the scalar loops.
+        rows = draw(st.sampled_from([1, 2, 3, 5, 7, 16]))
+        cols = draw(st.sampled_from([1, 2, 3, 5, 7, 8, 16, 17, 33]))
+        return Spec(rows=rows, cols=cols,
                     dtype=draw(st.sampled_from(["float32", "float32", "float64", "bfloat16"])),
                     n_inputs=n_inputs, steps=tuple(steps), outputs=(last, *extra), backward=draw(st.booleans()))
 
