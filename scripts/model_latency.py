@@ -2,7 +2,8 @@
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
                                           [--mode inference] [--config all] [--set KEY=VALUE ...]
-                                          [--picks DIR] [--kernels | --bytes | --errors N | --patterns]
+                                          [--picks DIR] [--save-code DIR]
+                                          [--kernels | --bytes | --errors N | --patterns | --checks N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
 number of kernels Inductor generated, or with ``--bytes`` the bytes its generated kernels read and
@@ -31,6 +32,15 @@ one far from both is wrong, or sums badly.  The column ``eager nudged`` is how f
 leaf moves when every leaf module's output is nudged by its dtype's rounding (half an ulp, at
 random; the largest of 4 draws): an error of that size is rounding the leaf amplifies (a ReLU-like
 kink crossed, a sum that cancels); one far above it is not.
+``--checks N`` runs the compiled step N more times in the same process, the same code, and checks each
+as the first (one line a step: its error against eager, the leaves that fail the check, and those
+not bit for bit the first step's), exiting 1 if any step fails: it tells a wrong answer fixed at
+compile time (every step alike) from one at run time (steps that differ), and names the outputs or
+gradients it lands in, without ``--errors``' extra steps.  On CUDA with CUDA graphs on (``all``)
+the first step runs plain, the second records a graph and the rest replay it; ``--set
+triton.cudagraphs=False`` keeps every step on the first one's path.  ``--save-code DIR`` writes
+each graph's generated code there (``graph-1.py``, ...: what the code hash hashes), to read the
+kernels that write a wrong leaf.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
 wrong in its logic stays wrong there.
 
@@ -47,6 +57,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import functools
 import os
 import shutil
 import statistics
@@ -81,6 +92,54 @@ def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> No
     print(f"{'output or gradient':<44} {'vs eager':>9} {'eager vs f64':>12} {'vs f64':>9} {'eager nudged':>12} {'max |eager|':>11}")
     for vs_eager, name, eager_vs_64, vs_64, moved, scale in sorted(rows, key=lambda row: -row[0])[:top]:
         print(f"{name:<44} {vs_eager:>9.2e} {eager_vs_64:>12.2e} {vs_64:>9.2e} {moved:>12.2e} {scale:>11.2e}")
+
+
+def leaves_of(step) -> list[torch.Tensor]:
+    """A step's floating tensors (output, gradients), detached and copied: the next step reuses
+    ``.grad`` and a replayed CUDA graph overwrites its outputs."""
+    return [t.detach().clone() for t in torch.utils._pytree.tree_leaves(step)
+            if isinstance(t, torch.Tensor) and t.is_floating_point()]
+
+
+def named(pairs, most: int = 4) -> str:
+    """``name (2.03), name (0.41), ... and 3 more``: the largest first."""
+    pairs = sorted(pairs, key=lambda pair: -pair[1])
+    text = ", ".join(f"{name} ({value:.3g})" for name, value in pairs[:most])
+    return text + (f" and {len(pairs) - most} more" if len(pairs) > most else "")
+
+
+def repeat_checks(run, first, expected, names: list[str], check, count: int) -> int:
+    """Check the first compiled step and ``count`` more of the same compiled code against eager, one
+    line each; 1 if any fails.  A leaf fails where it alone misses eager by more than the dtype's
+    tolerance; a step whose leaves are not bit for bit the first's differs at run time."""
+    expected, first = leaves_of(expected), leaves_of(first)
+    failed = 0
+    for number in range(1, count + 2):
+        step = first if number == 1 else leaves_of(run())
+        checked = check(step)
+        line = f"check {number}: max relative error against eager {checked['rel_error']:.3g}"
+        if "message" in checked:
+            failed += 1
+            wrong = [(name, _rel_error(a, e)) for name, a, e in zip(names, step, expected)]
+            line += f", wrong: {checked['message']}; leaves off eager most: {named(w for w in wrong if w[1] > 0)}"
+        else:
+            line += ", ok"
+        if number > 1:
+            moved = [(name, _rel_error(a, b)) for name, a, b in zip(names, step, first) if not torch.equal(a, b)]
+            line += (f"; differs from step 1 in {len(moved)} of {len(step)} leaves: {named(moved)}" if moved
+                     else "; bit for bit step 1")
+        print(line, flush=True)
+    print(f"checks: {failed} of {count + 1} steps wrong")
+    return 1 if failed else 0
+
+
+def save_code(codes: list[str], folder: str) -> None:
+    """Each graph's generated code as ``folder/graph-N.py``; stderr says where."""
+    os.makedirs(folder, exist_ok=True)
+    for number, code in enumerate(codes, 1):
+        with open(os.path.join(folder, f"graph-{number}.py"), "w") as f:
+            f.write(code)
+    print(f"code: {len(codes)} graph(s) in {folder}", file=sys.stderr)
 
 
 def inductor_setting(text: str) -> tuple[str, object]:
@@ -121,14 +180,20 @@ def main() -> int:
     what.add_argument("--errors", type=int, metavar="N", help="print the N outputs and gradients farthest from eager")
     what.add_argument("--patterns", action="store_true",
                       help="print how often Inductor's FX patterns matched, per pattern where Inductor counts them")
+    what.add_argument("--checks", type=int, metavar="N",
+                      help="run the compiled step N more times and check each against eager, one line a step")
+    p.add_argument("--save-code", metavar="DIR", help="write each graph's generated code to DIR/graph-N.py")
     p.add_argument("--picks", metavar="DIR",
                    help="start from bench --picks' autotuning picks in DIR, and save this compile's there")
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
     if args.samples < 1:
         p.error(f"--samples {args.samples}: expected 1 or more")
-    if args.errors is not None and args.errors < 1:
-        p.error(f"--errors {args.errors}: expected 1 or more")
+    for flag in ("errors", "checks"):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            p.error(f"--{flag} {getattr(args, flag)}: expected 1 or more")
+    if args.save_code and os.path.exists(args.save_code) and not os.path.isdir(args.save_code):
+        p.error(f"--save-code {args.save_code}: not a folder")
     try:  # a bad model, suite or config name: one line, before any compile
         require_model(args.suite, args.model)
         by_name(args.config)
@@ -195,14 +260,24 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
             actual = _step(compiled, inputs, loss_fn, args.mode)
         compiled_hook()
         hashed = f"code hash {code_hash(codes, os.environ.get('TORCHINDUCTOR_CACHE_DIR', ''))}"  # as a cell's code_hash
+        if args.save_code:
+            save_code(codes, args.save_code)
         err, tolerance = _rel_error(actual, expected), TOLERANCE.get(args.dtype, TOLERANCE["float32"])
         if args.errors:
             print_errors(model, inputs, loss_fn, args.mode, actual, expected, args.errors)
             print(f"max relative error against eager {err:.3g} (tolerance {tolerance:g}); {hashed}")
             return 0 if err <= tolerance else 1
         # the bench's own check: a bfloat16 step off eager passes if it is as close to float64 as eager is
-        checked = accuracy(actual, expected, args.dtype if args.dtype in TOLERANCE else "float32",
-                           lambda: _float64_step(model, inputs, loss_fn, args.mode))
+        dtype = args.dtype if args.dtype in TOLERANCE else "float32"
+        reference = lambda: _float64_step(model, inputs, loss_fn, args.mode)  # noqa: E731 (asked only if needed)
+        if args.checks:
+            print(hashed, file=sys.stderr)
+            names = step_leaf_names(model, inputs, args.mode, len(leaves_of(actual)))
+            float64_leaves = functools.cache(lambda: leaves_of(reference()))  # once, for every step
+            check = lambda step: accuracy(step, leaves_of(expected), dtype, float64_leaves)  # noqa: E731
+            return repeat_checks(lambda: _step(compiled, inputs, loss_fn, args.mode), actual, expected, names,
+                                 check, args.checks)
+        checked = accuracy(actual, expected, dtype, reference)
         if "message" in checked:
             print(f"wrong answer: {checked['message']}; {hashed}", file=sys.stderr)
             return 1

@@ -229,6 +229,9 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--samples", "0"], "--samples 0: expected 1 or more"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "0"], "--errors 0: expected 1 or more"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--errors", "2", "--kernels"], "not allowed with"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--checks", "0"], "--checks 0: expected 1 or more"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--checks", "2", "--errors", "2"], "not allowed with"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--save-code", "/dev/null"], "--save-code /dev/null: not a folder"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--bytes", "--kernels"], "not allowed with"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "nosuch=1"], "has no Inductor option 'nosuch'"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization=3"],
@@ -281,6 +284,56 @@ def test_model_latency_names_the_code_it_ran_by_the_bench_cells_code_hash(tmp_pa
         assert said and said[0].endswith(f"; code hash {cells[config]['code_hash']}"), (said, cells[config])
         assert int(proc.stdout.split()[-1]) == cells[config]["kernels"]
     assert cells["all"]["code_hash"] != cells["no-fusion"]["code_hash"]  # the hash tells the two apart
+
+
+def test_model_latency_checks_runs_the_same_code_again_and_saves_it(tmp_path):
+    """``--checks 2``: the first compiled step and two more of the same code, each checked against
+    eager, one line a step, each bit for bit the first on CPU; ``--save-code`` writes the forward's
+    and the backward's generated code, whose hash the process names."""
+    proc = script("model_latency.py", "conv_bn_block", "--device", "cpu", "--mode", "training", "--config",
+                  "no-inlining", "--checks", "2", "--save-code", str(tmp_path / "code"), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["check 1", "check 2", "check 3", "checks"], lines
+    assert lines[0].endswith(", ok") and all(line.endswith(", ok; bit for bit step 1") for line in lines[1:3]), lines
+    assert lines[-1] == "checks: 0 of 3 steps wrong"
+    graphs = sorted(os.listdir(tmp_path / "code"))
+    assert graphs == ["graph-1.py", "graph-2.py"], graphs  # forward and backward
+    assert all("def call(" in (tmp_path / "code" / g).read_text() for g in graphs)
+    assert "code: 2 graph(s) in " in proc.stderr and "code hash " in proc.stderr
+
+
+def test_repeat_checks_names_the_leaves_a_wrong_step_lands_in_and_those_that_moved():
+    """A step that goes wrong at run time (here the third of four: one gradient far off, another a
+    rounding apart from the first step) is one line that names the leaf off eager most and both
+    leaves that are not bit for bit the first step's; the exit status says a step was wrong."""
+    import contextlib
+    import importlib.util
+    import io
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("model_latency", os.path.join(ROOT, "scripts", "model_latency.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from inductor_ablate.bench.cell import accuracy
+    expected = [torch.linspace(1, 2, 8), torch.ones(3), torch.full((4,), 5.0)]
+    steps = iter([
+        [t.clone() for t in expected],
+        [expected[0].clone(), expected[1] * 3, expected[2] + 1e-4],
+        [t.clone() for t in expected],
+    ])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = module.repeat_checks(lambda: next(steps), [t.clone() for t in expected], expected,
+                                      ["output", "w.grad", "b.grad"], lambda s: accuracy(s, expected, "float32"), 3)
+    lines = out.getvalue().strip().splitlines()
+    assert status == 1 and lines[-1] == "checks: 1 of 4 steps wrong", lines
+    assert lines[1] == "check 2: max relative error against eager 0, ok; bit for bit step 1", lines
+    assert lines[2].startswith("check 3: max relative error against eager 2, wrong: max relative error 2 > 0.002; "
+                               "leaves off eager most: w.grad (2), b.grad (2e-05); "
+                               "differs from step 1 in 2 of 3 leaves: w.grad (2), b.grad (2e-05)"), lines[2]
+    assert lines[3].endswith(", ok; bit for bit step 1")
 
 
 def test_model_latency_picks_starts_a_fresh_process_from_the_saved_autotuning(tmp_path):
