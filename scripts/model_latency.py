@@ -2,7 +2,7 @@
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
                                           [--mode inference] [--config all] [--set KEY=VALUE ...]
-                                          [--picks DIR] [--save-code DIR]
+                                          [--picks DIR] [--save-code DIR] [--poison]
                                           [--kernels | --bytes | --errors N | --patterns | --checks N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
@@ -40,7 +40,9 @@ gradients it lands in, without ``--errors``' extra steps.  On CUDA with CUDA gra
 the first step runs plain, the second records a graph and the rest replay it; ``--set
 triton.cudagraphs=False`` keeps every step on the first one's path.  ``--save-code DIR`` writes
 each graph's generated code there (``graph-1.py``, ...: what the code hash hashes), to read the
-kernels that write a wrong leaf.
+kernels that write a wrong leaf.  ``--poison`` starts every buffer the generated code allocates as
+NaN and reuses none (``inductor_ablate.poison``): a kernel that reads memory before it is written,
+whose answer otherwise hangs on what the allocator hands out, then fails in every process alike.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
 wrong in its logic stays wrong there.
 
@@ -76,6 +78,7 @@ from inductor_ablate.bench.models import require_model
 from inductor_ablate.bench.runner import cache_name, check_picks_folder, device_name, has_picks, save_picks, seed_picks
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
+from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers
 
 
 def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
@@ -183,6 +186,8 @@ def main() -> int:
     what.add_argument("--checks", type=int, metavar="N",
                       help="run the compiled step N more times and check each against eager, one line a step")
     p.add_argument("--save-code", metavar="DIR", help="write each graph's generated code to DIR/graph-N.py")
+    p.add_argument("--poison", action="store_true",
+                   help="every buffer the generated code allocates starts as NaN, none reused: reads before writes show")
     p.add_argument("--picks", metavar="DIR",
                    help="start from bench --picks' autotuning picks in DIR, and save this compile's there")
     p.add_argument("--samples", type=int, default=30)
@@ -202,19 +207,25 @@ def main() -> int:
             check_picks_folder(args.picks)
     except UsageError as exc:
         exit_with(exc)
-    if not args.picks:
-        return measure(args, extra)
-    # the bench's naming, so that its folder of picks serves: one subfolder per model and setting
-    setting = {"model": args.model, "dtype": args.dtype, "mode": args.mode, "device": args.device}
-    cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before the first compile; compile workers inherit it
-    try:
-        seeded = has_picks(args.picks, setting, device_name(args.device))
-        if seeded:
-            seed_picks(args.picks, setting, cache)
-        return measure(args, extra, lambda: _picks_done(args.picks, setting, cache, seeded))
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    if args.poison:
+        extra = {**extra, **POISON_INDUCTOR}
+    # the output code binds the allocators when it loads: poisoned for the whole process
+    with poisoned_buffers() if args.poison else contextlib.nullcontext() as counts:
+        said = (lambda: print(f"poison: {sum(counts.values())} buffer(s) the generated code allocated started as "
+                              f"NaN, none reused (allow_buffer_reuse=False)", file=sys.stderr)) if args.poison else None
+        if not args.picks:
+            return measure(args, extra, said or (lambda: None))
+        # the bench's naming, so that its folder of picks serves: one subfolder per model and setting
+        setting = {"model": args.model, "dtype": args.dtype, "mode": args.mode, "device": args.device}
+        cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # before the first compile; compile workers inherit it
+        try:
+            seeded = has_picks(args.picks, setting, device_name(args.device))
+            if seeded:
+                seed_picks(args.picks, setting, cache)
+            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded), said and said()))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:

@@ -303,6 +303,18 @@ def test_model_latency_checks_runs_the_same_code_again_and_saves_it(tmp_path):
     assert "code: 2 graph(s) in " in proc.stderr and "code hash " in proc.stderr
 
 
+def test_model_latency_poison_says_the_buffers_it_poisoned_and_a_right_step_stays_right():
+    """``--poison``: the generated code's buffers start as NaN, none reused; a right training step
+    stays right under it, and stderr counts the buffers, so a run that poisoned nothing cannot pass
+    for one that did."""
+    proc = script("model_latency.py", "mlp_gelu", "--device", "cpu", "--mode", "training", "--config",
+                  "no-inlining", "--poison", "--kernels", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("poison: ")]
+    assert said and int(said[0].split()[1]) > 0, proc.stderr
+    assert "accuracy ok: " in proc.stderr and int(proc.stdout.split()[-1]) > 0
+
+
 def test_repeat_checks_names_the_leaves_a_wrong_step_lands_in_and_those_that_moved():
     """A step that goes wrong at run time (here the third of four: one gradient far off, another a
     rounding apart from the first step) is one line that names the leaf off eager most and both
