@@ -8,7 +8,10 @@ is appended there (docs/correctness.md lists what such runs found).
 CI runs a few examples per configuration (about 50 in all).  A long run:
     INDUCTOR_ABLATE_FUZZ_EXAMPLES=120 python -m pytest -q tests/test_random_programs.py   # per config
 and on a GPU:  INDUCTOR_ABLATE_TEST_DEVICE=cuda ...  (results in docs/correctness.md)
+INDUCTOR_ABLATE_FUZZ_POISON=1 compiles every program (switched and stock) with poisoned buffers
+(inductor_ablate.poison): a kernel that reads memory before it is written then fails every time.
 """
+import contextlib
 import os
 
 import pytest
@@ -17,6 +20,7 @@ from hypothesis import HealthCheck, event, given, settings
 
 import inductor_ablate
 from inductor_ablate.kernel_census import recording, summarize
+from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers
 from inductor_ablate.random_programs import TOLERANCE, max_error, run, specs
 from inductor_ablate.regressions import switch_configs
 
@@ -24,6 +28,18 @@ DEVICE = os.environ.get("INDUCTOR_ABLATE_TEST_DEVICE", "cpu")
 EXAMPLES = int(os.environ.get("INDUCTOR_ABLATE_FUZZ_EXAMPLES", "3"))
 LONG_RUN = "INDUCTOR_ABLATE_FUZZ_EXAMPLES" in os.environ  # CI: the same examples every run (derandomized)
 CONFIGS = switch_configs(DEVICE)
+POISON = os.environ.get("INDUCTOR_ABLATE_FUZZ_POISON", "0")
+if POISON not in ("0", "1"):
+    raise pytest.UsageError(f"INDUCTOR_ABLATE_FUZZ_POISON={POISON!r}: expected 0 or 1")
+
+
+def compiling():
+    """Where programs compile and run: poisoned buffers under INDUCTOR_ABLATE_FUZZ_POISON=1."""
+    stack = contextlib.ExitStack()
+    if POISON == "1":
+        stack.enter_context(torch._inductor.config.patch(POISON_INDUCTOR))
+        stack.enter_context(poisoned_buffers())
+    return stack
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
@@ -36,7 +52,7 @@ def test_random_program_matches_eager(ablate, config, spec):
     args = [a.to(DEVICE) for a in args]
     expected = run(fn, args, spec.backward)
     torch._dynamo.reset()
-    with ablate.config.patch(**CONFIGS[config]), recording() as sink:
+    with ablate.config.patch(**CONFIGS[config]), recording() as sink, compiling():
         got = run(torch.compile(fn), args, spec.backward)
     error = max_error(got, expected)
     if error > TOLERANCE[spec.dtype] and stock_error(fn, args, spec, expected) > TOLERANCE[spec.dtype]:
@@ -55,4 +71,5 @@ def test_random_program_matches_eager(ablate, config, spec):
 def stock_error(fn, args, spec, expected) -> float:
     """The same program with every switch off."""
     torch._dynamo.reset()
-    return max_error(run(torch.compile(fn), args, spec.backward), expected)
+    with compiling():
+        return max_error(run(torch.compile(fn), args, spec.backward), expected)
