@@ -79,7 +79,7 @@ DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
 LOG_ENV = "INDUCTOR_ABLATE_LOG"  # the decision log (decisions.py writes it)
 # Read elsewhere: the patched-code cache (patcher.py), and the test suite's device and fuzz settings.
 OTHER_ENVS = ("INDUCTOR_ABLATE_CACHE_DIR", "INDUCTOR_ABLATE_TEST_DEVICE", "INDUCTOR_ABLATE_FUZZ_LOG",
-              "INDUCTOR_ABLATE_FUZZ_EXAMPLES")
+              "INDUCTOR_ABLATE_FUZZ_EXAMPLES", "INDUCTOR_ABLATE_FUZZ_POISON")
 
 
 class SwitchValueError(ValueError, UsageError):
