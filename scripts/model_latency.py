@@ -111,11 +111,10 @@ def named(pairs, most: int = 4) -> str:
     return text + (f" and {len(pairs) - most} more" if len(pairs) > most else "")
 
 
-def repeat_checks(run, first, expected, names: list[str], check, count: int) -> int:
-    """Check the first compiled step and ``count`` more of the same compiled code against eager, one
-    line each; 1 if any fails.  A leaf fails where it alone misses eager by more than the dtype's
-    tolerance; a step whose leaves are not bit for bit the first's differs at run time."""
-    expected, first = leaves_of(expected), leaves_of(first)
+def repeat_checks(run, first: list, expected: list, names: list[str], check, count: int) -> int:
+    """Check the first compiled step and ``count`` more of the same compiled code (``run``) against
+    eager, one line each, leaves as ``leaves_of`` gives them; 1 if any fails.  A failing step names
+    the leaves off eager most; a step whose leaves are not bit for bit the first's differs at run time."""
     failed = 0
     for number in range(1, count + 2):
         step = first if number == 1 else leaves_of(run())
@@ -211,10 +210,12 @@ def main() -> int:
         extra = {**extra, **POISON_INDUCTOR}
     # the output code binds the allocators when it loads: poisoned for the whole process
     with poisoned_buffers() if args.poison else contextlib.nullcontext() as counts:
-        said = (lambda: print(f"poison: {sum(counts.values())} buffer(s) the generated code allocated started as "
-                              f"NaN, none reused (allow_buffer_reuse=False)", file=sys.stderr)) if args.poison else None
+        def said():  # after the first compiled step: how many buffers it allocated poisoned
+            if args.poison:
+                print(f"poison: {sum(counts.values())} buffer(s) the generated code allocated started as NaN, "
+                      f"none reused (allow_buffer_reuse=False)", file=sys.stderr)
         if not args.picks:
-            return measure(args, extra, said or (lambda: None))
+            return measure(args, extra, said)
         # the bench's naming, so that its folder of picks serves: one subfolder per model and setting
         setting = {"model": args.model, "dtype": args.dtype, "mode": args.mode, "device": args.device}
         cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
@@ -223,7 +224,7 @@ def main() -> int:
             seeded = has_picks(args.picks, setting, device_name(args.device))
             if seeded:
                 seed_picks(args.picks, setting, cache)
-            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded), said and said()))
+            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded), said()))
         finally:
             shutil.rmtree(cache, ignore_errors=True)
 
@@ -285,9 +286,10 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
             print(hashed, file=sys.stderr)
             names = step_leaf_names(model, inputs, args.mode, len(leaves_of(actual)))
             float64_leaves = functools.cache(lambda: leaves_of(reference()))  # once, for every step
-            check = lambda step: accuracy(step, leaves_of(expected), dtype, float64_leaves)  # noqa: E731
-            return repeat_checks(lambda: _step(compiled, inputs, loss_fn, args.mode), actual, expected, names,
-                                 check, args.checks)
+            expected_leaves = leaves_of(expected)
+            check = lambda step: accuracy(step, expected_leaves, dtype, float64_leaves)  # noqa: E731
+            return repeat_checks(lambda: _step(compiled, inputs, loss_fn, args.mode), leaves_of(actual),
+                                 expected_leaves, names, check, args.checks)
         checked = accuracy(actual, expected, dtype, reference)
         if "message" in checked:
             print(f"wrong answer: {checked['message']}; {hashed}", file=sys.stderr)
