@@ -284,12 +284,12 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         reference = lambda: _float64_step(model, inputs, loss_fn, args.mode)  # noqa: E731 (asked only if needed)
         if args.checks:
             print(hashed, file=sys.stderr)
-            names = step_leaf_names(model, inputs, args.mode, len(leaves_of(actual)))
+            first, expected_leaves = leaves_of(actual), leaves_of(expected)
+            names = step_leaf_names(model, inputs, args.mode, len(first))
             float64_leaves = functools.cache(lambda: leaves_of(reference()))  # once, for every step
-            expected_leaves = leaves_of(expected)
             check = lambda step: accuracy(step, expected_leaves, dtype, float64_leaves)  # noqa: E731
-            return repeat_checks(lambda: _step(compiled, inputs, loss_fn, args.mode), leaves_of(actual),
-                                 expected_leaves, names, check, args.checks)
+            return repeat_checks(lambda: _step(compiled, inputs, loss_fn, args.mode), first, expected_leaves,
+                                 names, check, args.checks)
         checked = accuracy(actual, expected, dtype, reference)
         if "message" in checked:
             print(f"wrong answer: {checked['message']}; {hashed}", file=sys.stderr)
