@@ -240,6 +240,8 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--picks", "/dev/null"], "--picks /dev/null: not a folder"),
     ("bytes_by_switch.py", ["nosuchmodel"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
+    ("config_sweep.py", ["/nonexistent/graph-2.py"], "/nonexistent/graph-2.py: no such file"),
+    ("config_sweep.py", [__file__, "--runs", "1"], "--runs 1: at least 2, to tell a race"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
     # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug
@@ -566,3 +568,15 @@ def test_device_call_sh_resumes_a_committed_lane_file_on_a_fresh_box_and_brings_
     assert sorted(tiny2) == ["all", "no-fusion"] and len(lane["cells"]) == 4
     proc = call(tmp_path / "out3", RESUME=str(tmp_path / "missing.json"))
     assert proc.returncode == 2 and proc.stderr.strip().endswith("RESUME=" + str(tmp_path / "missing.json") + ": no such file")
+
+
+def test_config_sweep_without_cuda_is_one_line(tmp_path):
+    """The configs it sweeps are Triton's: on a machine without CUDA it says so and runs nothing."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the sweep would run")
+    code = tmp_path / "graph-1.py"
+    code.write_text("raise SystemExit('the code ran')\n")
+    proc = script("config_sweep.py", str(code))
+    assert proc.returncode == 2 and proc.stderr.strip() == "config_sweep.py: needs CUDA: the configs swept are Triton's"
