@@ -56,14 +56,17 @@ def _describe(launcher) -> str:
 
 
 def _relative_change(new, old) -> float:
+    """The largest change of one element, over the old output's largest finite magnitude; elements
+    alike (an infinity the same, NaN and NaN) change by 0, one that turns non-finite by inf."""
     import torch
 
     a, b = new.float(), old.float()
-    scale = b.abs().nan_to_num(0.0, 0.0, 0.0).max().item() if b.numel() else 0.0
-    diff = (a - b).abs().nan_to_num(float("inf"), float("inf"), float("inf"))
-    both_nan = torch.isnan(a) & torch.isnan(b)
-    diff = torch.where(both_nan, torch.zeros_like(diff), diff)
-    worst = diff.max().item() if diff.numel() else 0.0
+    if not b.numel():
+        return 0.0
+    scale = b.abs().nan_to_num(0.0, 0.0, 0.0).max().item()
+    same = (a == b) | (torch.isnan(a) & torch.isnan(b))
+    diff = torch.where(same, torch.zeros_like(a), (a - b).abs().nan_to_num(float("inf"), float("inf")))
+    worst = diff.max().item()
     return worst / scale if scale > 0 else worst
 
 

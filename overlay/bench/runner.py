@@ -389,11 +389,15 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                     seed_picks(picks, cell, cache_dir)
                 task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base,
                         "cache_dir": cache_dir, "artifact_dir": artifact_dir}
+                started, row = time.perf_counter(), None
                 try:
                     row = _run_one(ctx, task, timeout)
                 finally:  # a cell stopped by a time limit keeps what it benchmarked, too
                     if picks:
                         save_picks(picks, cell, cache_dir)
+                    if row is None:  # the log says which cell a call's limit cut, and how far in
+                        print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
+                              f"{time.perf_counter() - started:.0f} s into its process", file=sys.stderr, flush=True)
                 row["cache"] = state
                 rows[cell_key(cell)] = row
                 save_results(results_path, rows, meta)
