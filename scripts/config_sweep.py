@@ -1,18 +1,20 @@
 """Run one graph's generated code with each Triton config of each kernel forced, to find a config
 that gives another answer, or answers that vary from run to run.
 
-    python scripts/config_sweep.py CODE.py [--runs 4] [--kernel SUBSTRING] [--seed 0] [--all]
+    python scripts/config_sweep.py CODE.py [--runs 4] [--kernel SUBSTRING] [--pin PICKS] [--seed 0] [--all]
 
 CODE.py is a graph's output code as ``model_latency.py --save-code`` writes it (``graph-2.py``: a
 training step's backward).  A Triton kernel that Inductor generates with several configs (block
 sizes, warps) is benchmarked once per process, at its first run, and the fastest kept: a config
 that is wrong makes a wrong answer in some processes only, as timing noise picks it or not.  This
 script loads the code in a fresh Inductor cache (no ``.best_config`` to reuse), builds every
-config of every kernel, pins each kernel to its first config, and runs the graph ``--runs`` times
+config of every kernel, pins each kernel to its first config (``--pin PICKS``: to the config a
+process settled on, from the ``triton-picks.txt`` that ``--save-code`` wrote beside the code, for
+the kernels it names), and runs the graph ``--runs`` times
 on the code's own random inputs (``get_args``, seeded; each run on a fresh copy, since the code
 reuses its inputs' memory) to check the pinned answers are alike bit for bit.  Then, one kernel
 and one config at a time, it runs the graph again: a config whose runs differ from one another
-races; one whose answer moves far from the first config's (more than ``--tolerance``, relative to
+races; one whose answer moves far from the pinned one's (more than ``--tolerance``, relative to
 the output's largest value) computes something else.  One line per config that does either
 (``--all``: per config), then a summary; exit 1 if any config races or moves, 0 if none.
 
@@ -26,6 +28,8 @@ import importlib.util
 import os
 import sys
 import tempfile
+
+from inductor_ablate.triton_picks import describe, kernel_key, read_picks
 
 
 def _fail(msg: str) -> None:
@@ -49,10 +53,29 @@ def _pin(kernel, launcher) -> None:
         kernel._cached_launcher = None
 
 
-def _describe(launcher) -> str:
-    config = launcher.config
-    sizes = " ".join(f"{k}={v}" for k, v in sorted(config.kwargs.items()))
-    return f"{sizes} num_warps={config.num_warps} num_stages={config.num_stages}"
+def _pinned(path: str, kernels: dict, every: dict) -> dict:
+    """{kernel: index of the config ``path`` (a triton-picks.txt) names for it}; 0 for a kernel it
+    does not name.  A picks file that names none of the code's kernels, or a config a kernel does not
+    have, is a one-line error: those picks are another code's."""
+    try:
+        picks = read_picks(path)
+    except (OSError, ValueError) as exc:
+        _fail(f"--pin {path}: {exc}")
+    start, named = {}, 0
+    for name, kernel in kernels.items():
+        config = picks.get(kernel_key(kernel))
+        if config is None or config.startswith("not settled"):
+            start[name] = 0
+            continue
+        found = [i for i, launcher in enumerate(every[name]) if describe(launcher.config) == config]
+        if not found:
+            _fail(f"--pin {path}: {name} has no config '{config}' (it has: "
+                  f"{'; '.join(describe(launcher.config) for launcher in every[name])})")
+        start[name], named = found[0], named + 1
+    if not named:
+        _fail(f"--pin {path}: names none of this code's kernels (picks of other code?)")
+    print(f"pinned {named} kernel(s) to the configs in {path}")
+    return start
 
 
 def _relative_change(new, old) -> float:
@@ -85,15 +108,19 @@ def main(argv=None) -> int:
     p.add_argument("code", help="a graph's output code (model_latency.py --save-code DIR writes DIR/graph-N.py)")
     p.add_argument("--runs", type=int, default=4, help="runs per config (default 4)")
     p.add_argument("--kernel", default="", help="only kernels whose name holds this")
+    p.add_argument("--pin", metavar="PICKS",
+                   help="start each kernel from the config a process picked (model_latency.py --save-code's triton-picks.txt)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tolerance", type=float, default=0.05,
-                   help="a change from the first config's answer above this, relative to the output's largest value, is reported")
+                   help="a change from the pinned config's answer above this, relative to the output's largest value, is reported")
     p.add_argument("--all", action="store_true", help="print every config's line, not only those that race or move")
     args = p.parse_args(argv)
     if args.runs < 2:
         _fail(f"--runs {args.runs}: at least 2, to tell a race")
     if not os.path.isfile(args.code):
         _fail(f"{args.code}: no such file")
+    if args.pin and not os.path.isfile(args.pin):
+        _fail(f"--pin {args.pin}: no such file")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="config-sweep-")  # no saved best configs
     import torch
 
@@ -112,8 +139,11 @@ def main(argv=None) -> int:
         if not k.launchers:
             k.precompile()
     every = {name: list(k.launchers) for name, k in kernels.items()}
+    start = {name: 0 for name in kernels}
+    if args.pin:
+        start = _pinned(args.pin, kernels, every)
     for name, k in kernels.items():
-        _pin(k, every[name][0])
+        _pin(k, every[name][start[name]])
 
     torch.manual_seed(args.seed)
     inputs = code.get_args()
@@ -132,12 +162,12 @@ def main(argv=None) -> int:
     several = sum(len(v) > 1 for v in every.values())
     print(f"{args.code}: {len(kernels)} Triton kernels, {several} with several configs, "
           f"{sum(len(v) for v in every.values())} configs; {len(base)} outputs")
-    print(f"first config of every kernel: {args.runs} runs "
+    print(f"{'the pinned config' if args.pin else 'the first config'} of every kernel: {args.runs} runs "
           + (f"differ in outputs {varying}" if varying else "alike bit for bit"))
     flagged = len(varying) > 0
     for name, launchers in every.items():
         for i, launcher in enumerate(launchers):
-            if i == 0 and not args.all:
+            if i == start[name] and not args.all:
                 continue
             _pin(kernels[name], launcher)
             out, varying = runs()
@@ -147,10 +177,10 @@ def main(argv=None) -> int:
             moved = worst > args.tolerance
             if varying or moved or args.all:
                 what = [f"runs differ in outputs {varying}" if varying else "runs alike",
-                        f"change from the first config {worst:.3g} (output {where})" + (" MOVED" if moved else "")]
-                print(f"{name} config {i} ({_describe(launcher)}): " + "; ".join(what))
+                        f"change from the pinned config {worst:.3g} (output {where})" + (" MOVED" if moved else "")]
+                print(f"{name} config {i} ({describe(launcher.config)}): " + "; ".join(what))
             flagged |= bool(varying) or moved
-        _pin(kernels[name], launchers[0])
+        _pin(kernels[name], launchers[start[name]])
     print("config sweep: " + ("a config races or moves the answer" if flagged else "no config races or moves the answer"))
     return 1 if flagged else 0
 

@@ -40,7 +40,9 @@ gradients it lands in, without ``--errors``' extra steps.  On CUDA with CUDA gra
 the first step runs plain, the second records a graph and the rest replay it; ``--set
 triton.cudagraphs=False`` keeps every step on the first one's path.  ``--save-code DIR`` writes
 each graph's generated code there (``graph-1.py``, ...: what the code hash hashes), to read the
-kernels that write a wrong leaf.  ``--poison`` starts every buffer the generated code allocates as
+kernels that write a wrong leaf, and ``triton-picks.txt``: the config each Triton kernel settled on
+at its first run in this process (``inductor_ablate.triton_picks``), which the same code can pick
+otherwise in another process (``scripts/config_sweep.py --pin`` runs the code with them).  ``--poison`` starts every buffer the generated code allocates as
 NaN and reuses none (``inductor_ablate.poison``): a kernel that reads memory before it is written,
 whose answer otherwise hangs on what the allocator hands out, then fails in every process alike.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
@@ -79,6 +81,7 @@ from inductor_ablate.bench.runner import cache_name, check_picks_folder, device_
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
 from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers
+from inductor_ablate.triton_picks import settled_picks, write_picks
 
 
 def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
@@ -136,12 +139,16 @@ def repeat_checks(run, first: list, expected: list, names: list[str], check, cou
 
 
 def save_code(codes: list[str], folder: str) -> None:
-    """Each graph's generated code as ``folder/graph-N.py``; stderr says where."""
+    """Each graph's generated code as ``folder/graph-N.py``, and the config each of its Triton kernels
+    settled on in this process as ``folder/triton-picks.txt`` (``inductor_ablate.triton_picks``);
+    stderr says where."""
     os.makedirs(folder, exist_ok=True)
     for number, code in enumerate(codes, 1):
         with open(os.path.join(folder, f"graph-{number}.py"), "w") as f:
             f.write(code)
-    print(f"code: {len(codes)} graph(s) in {folder}", file=sys.stderr)
+    picks = settled_picks()
+    write_picks(picks, os.path.join(folder, "triton-picks.txt"))
+    print(f"code: {len(codes)} graph(s) and the picks of {len(picks)} Triton kernel(s) in {folder}", file=sys.stderr)
 
 
 def inductor_setting(text: str) -> tuple[str, object]:
@@ -184,7 +191,8 @@ def main() -> int:
                       help="print how often Inductor's FX patterns matched, per pattern where Inductor counts them")
     what.add_argument("--checks", type=int, metavar="N",
                       help="run the compiled step N more times and check each against eager, one line a step")
-    p.add_argument("--save-code", metavar="DIR", help="write each graph's generated code to DIR/graph-N.py")
+    p.add_argument("--save-code", metavar="DIR",
+                   help="write each graph's generated code to DIR/graph-N.py, its Triton kernels' picks to DIR/triton-picks.txt")
     p.add_argument("--poison", action="store_true",
                    help="every buffer the generated code allocates starts as NaN, none reused: reads before writes show")
     p.add_argument("--picks", metavar="DIR",

@@ -242,6 +242,7 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
     ("config_sweep.py", ["/nonexistent/graph-2.py"], "/nonexistent/graph-2.py: no such file"),
     ("config_sweep.py", [__file__, "--runs", "1"], "--runs 1: at least 2, to tell a race"),
+    ("config_sweep.py", [__file__, "--pin", "/nonexistent/triton-picks.txt"], "--pin /nonexistent/triton-picks.txt: no such file"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
     # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug
@@ -299,10 +300,12 @@ def test_model_latency_checks_runs_the_same_code_again_and_saves_it(tmp_path):
     assert [line.split(":")[0] for line in lines] == ["check 1", "check 2", "check 3", "checks"], lines
     assert lines[0].endswith(", ok") and all(line.endswith(", ok; bit for bit step 1") for line in lines[1:3]), lines
     assert lines[-1] == "checks: 0 of 3 steps wrong"
-    graphs = sorted(os.listdir(tmp_path / "code"))
-    assert graphs == ["graph-1.py", "graph-2.py"], graphs  # forward and backward
-    assert all("def call(" in (tmp_path / "code" / g).read_text() for g in graphs)
-    assert "code: 2 graph(s) in " in proc.stderr and "code hash " in proc.stderr
+    saved = sorted(os.listdir(tmp_path / "code"))
+    assert saved == ["graph-1.py", "graph-2.py", "triton-picks.txt"], saved  # forward, backward, picks
+    assert all("def call(" in (tmp_path / "code" / g).read_text() for g in saved[:2])
+    # the C++ backend's kernels have no Triton configs: no picks (on CUDA, one line per Triton kernel)
+    assert (tmp_path / "code" / "triton-picks.txt").read_text() == ""
+    assert "code: 2 graph(s) and the picks of 0 Triton kernel(s) in " in proc.stderr and "code hash " in proc.stderr
 
 
 def test_model_latency_poison_says_the_buffers_it_poisoned_and_a_right_step_stays_right():
@@ -580,3 +583,17 @@ def test_config_sweep_without_cuda_is_one_line(tmp_path):
     code.write_text("raise SystemExit('the code ran')\n")
     proc = script("config_sweep.py", str(code))
     assert proc.returncode == 2 and proc.stderr.strip() == "config_sweep.py: needs CUDA: the configs swept are Triton's"
+
+
+def test_triton_picks_files_read_back_and_a_bad_line_is_named(tmp_path):
+    """``--save-code``'s triton-picks.txt, as ``config_sweep.py --pin`` reads it: what was written
+    comes back; a line that is not ``KERNEL FILE: CONFIG`` is an error naming its file and line."""
+    from inductor_ablate.triton_picks import read_picks, write_picks
+
+    picks = {"triton_red_fused_sum_45 cabc.py": "R0_BLOCK=128 XBLOCK=2 num_warps=2 num_stages=1",
+             "triton_poi_fused_add_0 cdef.py": "not settled (3 configs)"}
+    write_picks(picks, tmp_path / "triton-picks.txt")
+    assert read_picks(tmp_path / "triton-picks.txt") == picks
+    (tmp_path / "bad.txt").write_text("triton_poi_fused_add_0: XBLOCK=8\n")
+    with pytest.raises(ValueError, match=r"bad.txt:1: not 'KERNEL FILE: CONFIG'"):
+        read_picks(tmp_path / "bad.txt")

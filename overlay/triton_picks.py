@@ -1,0 +1,65 @@
+"""Which config each Triton kernel of a process settled on.
+
+A Triton kernel Inductor generates with several configs (block sizes, warps) benchmarks them at its
+first run and keeps the fastest, so two processes running the same generated code can run different
+configs: timing noise picks.  A wrong answer that comes in some processes and not others, with the
+same code, can hang on such a pick.  ``settled_picks()`` lists, per kernel loaded in this process,
+the config it runs; ``scripts/model_latency.py --save-code`` writes it beside the code, and
+``scripts/config_sweep.py --pin`` runs the code with a process's picks.
+
+A kernel is keyed by its name and its source file's name (a hash of its source): kernel names
+repeat between graphs, sources do not, and the key is the same in every process that generated the
+same code.
+"""
+from __future__ import annotations
+
+import gc
+import os
+
+
+def describe(config) -> str:
+    """A Triton config as one line: its block sizes, warps and stages."""
+    sizes = " ".join(f"{k}={v}" for k, v in sorted(config.kwargs.items()))
+    return f"{sizes} num_warps={config.num_warps} num_stages={config.num_stages}"
+
+
+def kernel_key(kernel) -> str:
+    name = (getattr(kernel, "inductor_meta", None) or {}).get("kernel_name") or kernel.fn.__name__
+    return f"{name} {os.path.basename(getattr(kernel, 'filename', '') or '?')}"
+
+
+def loaded_kernels() -> list:
+    """Every Triton kernel object (Inductor's CachingAutotuner) alive in this process."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    # type(), not isinstance(): isinstance asks each object's __class__, which some deprecated torch
+    # objects answer with a warning
+    return [o for o in gc.get_objects() if issubclass(type(o), CachingAutotuner)]
+
+
+def settled_picks(kernels=None) -> dict[str, str]:
+    """{kernel key: the config it runs}, for kernels that have run (one launcher left); a kernel
+    not run yet, with its configs still to benchmark, says how many it has."""
+    picks = {}
+    for kernel in loaded_kernels() if kernels is None else kernels:
+        launchers = getattr(kernel, "launchers", None) or []
+        picks[kernel_key(kernel)] = (describe(launchers[0].config) if len(launchers) == 1
+                                     else f"not settled ({len(launchers)} configs)")
+    return dict(sorted(picks.items()))
+
+
+def write_picks(picks: dict[str, str], path: str) -> None:
+    with open(path, "w") as f:
+        f.write("".join(f"{key}: {config}\n" for key, config in picks.items()))
+
+
+def read_picks(path: str) -> dict[str, str]:
+    """``write_picks``' file back; a line not ``NAME FILE: CONFIG`` is a ValueError naming it."""
+    picks = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            key, sep, config = line.rstrip("\n").partition(": ")
+            if not sep or len(key.split(" ")) != 2:
+                raise ValueError(f"{path}:{number}: not 'KERNEL FILE: CONFIG': {line.strip()!r}")
+            picks[key] = config
+    return picks
