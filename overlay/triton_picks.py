@@ -13,6 +13,7 @@ same code.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 
@@ -63,3 +64,34 @@ def read_picks(path: str) -> dict[str, str]:
                 raise ValueError(f"{path}:{number}: not 'KERNEL FILE: CONFIG': {line.strip()!r}")
             picks[key] = config
     return picks
+
+
+@contextlib.contextmanager
+def pinned_picks(picks: dict[str, str]):
+    """Inside the block, a Triton kernel that ``picks`` names settles on that config at its first run
+    instead of benchmarking its configs (Inductor's ``CachingAutotuner.autotune_to_one_config``): the
+    same code then runs another process's picks.  Yields {"pinned": set, "missing": set} of kernel
+    keys: pinned, and named but without that config (those benchmark as usual).  A kernel that
+    settles without benchmarking (one config, or a best config cached on disk) is in neither."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    original = CachingAutotuner.autotune_to_one_config
+    seen = {"pinned": set(), "missing": set()}
+
+    def autotune_to_one_config(self, *args, **kwargs):
+        key = kernel_key(self)
+        wanted = picks.get(key)
+        if wanted is not None:
+            chosen = [launcher for launcher in self.launchers if describe(launcher.config) == wanted]
+            if chosen:
+                self.launchers = chosen[:1]
+                seen["pinned"].add(key)
+                return None
+            seen["missing"].add(key)
+        return original(self, *args, **kwargs)
+
+    CachingAutotuner.autotune_to_one_config = autotune_to_one_config
+    try:
+        yield seen
+    finally:
+        CachingAutotuner.autotune_to_one_config = original

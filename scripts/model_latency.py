@@ -2,7 +2,7 @@
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
                                           [--mode inference] [--config all] [--set KEY=VALUE ...]
-                                          [--picks DIR] [--save-code DIR] [--poison]
+                                          [--picks DIR] [--save-code DIR] [--pin PICKS] [--poison]
                                           [--kernels | --bytes | --errors N | --patterns | --checks N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
@@ -42,7 +42,9 @@ triton.cudagraphs=False`` keeps every step on the first one's path.  ``--save-co
 each graph's generated code there (``graph-1.py``, ...: what the code hash hashes), to read the
 kernels that write a wrong leaf, and ``triton-picks.txt``: the config each Triton kernel settled on
 at its first run in this process (``inductor_ablate.triton_picks``), which the same code can pick
-otherwise in another process (``scripts/config_sweep.py --pin`` runs the code with them).  ``--poison`` starts every buffer the generated code allocates as
+otherwise in another process (``scripts/config_sweep.py --pin`` runs the code with them; ``--pin
+PICKS`` compiles the model with them: each kernel the file names runs its config there, unbenchmarked,
+and stderr counts those pinned).  ``--poison`` starts every buffer the generated code allocates as
 NaN and reuses none (``inductor_ablate.poison``): a kernel that reads memory before it is written,
 whose answer otherwise hangs on what the allocator hands out, then fails in every process alike.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
@@ -81,7 +83,7 @@ from inductor_ablate.bench.runner import cache_name, check_picks_folder, device_
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
 from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers
-from inductor_ablate.triton_picks import settled_picks, write_picks
+from inductor_ablate.triton_picks import pinned_picks, read_picks, settled_picks, write_picks
 
 
 def print_errors(model, inputs, loss_fn, mode, actual, expected, top: int) -> None:
@@ -136,6 +138,20 @@ def repeat_checks(run, first: list, expected: list, names: list[str], check, cou
         print(line, flush=True)
     print(f"checks: {failed} of {count + 1} steps wrong")
     return 1 if failed else 0
+
+
+def _read_pins(path: str, device: str) -> dict[str, str]:
+    """``--pin``'s picks file, or a UsageError: no such file, a malformed line, or a device whose
+    generated code has no Triton kernels."""
+    if not device.startswith("cuda"):
+        raise UsageError(f"--pin {path}: pins Triton kernels' configs, and --device {device} generates none")
+    try:
+        picks = read_picks(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--pin {path}: {exc}") from None
+    if not picks:
+        raise UsageError(f"--pin {path}: names no kernel")
+    return picks
 
 
 def save_code(codes: list[str], folder: str) -> None:
@@ -193,6 +209,9 @@ def main() -> int:
                       help="run the compiled step N more times and check each against eager, one line a step")
     p.add_argument("--save-code", metavar="DIR",
                    help="write each graph's generated code to DIR/graph-N.py, its Triton kernels' picks to DIR/triton-picks.txt")
+    p.add_argument("--pin", metavar="PICKS",
+                   help="on CUDA, each Triton kernel PICKS names (a --save-code triton-picks.txt) runs the config "
+                        "named there instead of benchmarking its configs")
     p.add_argument("--poison", action="store_true",
                    help="every buffer the generated code allocates starts as NaN, none reused: reads before writes show")
     p.add_argument("--picks", metavar="DIR",
@@ -212,10 +231,12 @@ def main() -> int:
         extra = dict(inductor_setting(text) for text in args.set)
         if args.picks:
             check_picks_folder(args.picks)
+        pins = _read_pins(args.pin, args.device) if args.pin else None
     except UsageError as exc:
         exit_with(exc)
     if args.poison:
         extra = {**extra, **POISON_INDUCTOR}
+    args.pins = pins
     # the output code binds the allocators when it loads: poisoned for the whole process
     with poisoned_buffers() if args.poison else contextlib.nullcontext() as counts:
         def said():  # after the first compiled step: how many buffers it allocated poisoned
@@ -276,9 +297,13 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         # only --bytes turns Inductor's metrics log on: a time or a kernel count compiles as it would alone
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
-                recording(reset_dynamo=True) as sink, output_codes() as codes:
+                recording(reset_dynamo=True) as sink, output_codes() as codes, \
+                pinned_picks(args.pins) if args.pins else contextlib.nullcontext() as pinned:
             actual = _step(compiled, inputs, loss_fn, args.mode)
         compiled_hook()
+        if args.pins:
+            print(f"pin: {len(pinned['pinned'])} Triton kernel(s) ran the config {args.pin} names, "
+                  f"{len(pinned['missing'])} named there lacked it (benchmarked as usual)", file=sys.stderr)
         hashed = f"code hash {code_hash(codes, os.environ.get('TORCHINDUCTOR_CACHE_DIR', ''))}"  # as a cell's code_hash
         if args.save_code:
             save_code(codes, args.save_code)

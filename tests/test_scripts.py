@@ -238,6 +238,8 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
      "layout_optimization is a bool (now True)"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization"], "expected KEY=VALUE"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--picks", "/dev/null"], "--picks /dev/null: not a folder"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--pin", "/nonexistent/triton-picks.txt"],
+     "--pin /nonexistent/triton-picks.txt: pins Triton kernels' configs, and --device cpu generates none"),
     ("bytes_by_switch.py", ["nosuchmodel"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
     ("config_sweep.py", ["/nonexistent/graph-2.py"], "/nonexistent/graph-2.py: no such file"),
