@@ -29,13 +29,18 @@ def kernel_key(kernel) -> str:
     return f"{name} {os.path.basename(getattr(kernel, 'filename', '') or '?')}"
 
 
-def loaded_kernels() -> list:
-    """Every Triton kernel object (Inductor's CachingAutotuner) alive in this process."""
+def is_kernel(obj) -> bool:
+    """Whether ``obj`` is a Triton kernel object of Inductor's (a CachingAutotuner)."""
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
     # type(), not isinstance(): isinstance asks each object's __class__, which some deprecated torch
     # objects answer with a warning
-    return [o for o in gc.get_objects() if issubclass(type(o), CachingAutotuner)]
+    return issubclass(type(obj), CachingAutotuner)
+
+
+def loaded_kernels() -> list:
+    """Every Triton kernel object alive in this process."""
+    return [o for o in gc.get_objects() if is_kernel(o)]
 
 
 def settled_picks(kernels=None) -> dict[str, str]:

@@ -29,7 +29,7 @@ import os
 import sys
 import tempfile
 
-from inductor_ablate.triton_picks import describe, kernel_key, read_picks
+from inductor_ablate.triton_picks import describe, is_kernel, kernel_key, read_picks
 
 
 def _fail(msg: str) -> None:
@@ -131,8 +131,7 @@ def main(argv=None) -> int:
     spec.loader.exec_module(code)
     if not hasattr(code, "call") or not hasattr(code, "get_args"):
         _fail(f"{args.code}: not Inductor output code (no call and get_args)")
-    kernels = {name: k for name, k in vars(code).items()
-               if hasattr(k, "launchers") and hasattr(k, "fn") and args.kernel in name}
+    kernels = {name: k for name, k in vars(code).items() if is_kernel(k) and args.kernel in name}
     if not kernels:
         _fail(f"{args.code}: no Triton kernel{' named *' + args.kernel + '*' if args.kernel else ''}")
     for k in kernels.values():
