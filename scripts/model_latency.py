@@ -236,7 +236,6 @@ def main() -> int:
         exit_with(exc)
     if args.poison:
         extra = {**extra, **POISON_INDUCTOR}
-    args.pins = pins
     # the output code binds the allocators when it loads: poisoned for the whole process
     with poisoned_buffers() if args.poison else contextlib.nullcontext() as counts:
         def said():  # after the first compiled step: how many buffers it allocated poisoned
@@ -244,7 +243,7 @@ def main() -> int:
                 print(f"poison: {sum(counts.values())} buffer(s) the generated code allocated started as NaN, "
                       f"none reused (allow_buffer_reuse=False)", file=sys.stderr)
         if not args.picks:
-            return measure(args, extra, said)
+            return measure(args, extra, said, pins)
         # the bench's naming, so that its folder of picks serves: one subfolder per model and setting
         setting = {"model": args.model, "dtype": args.dtype, "mode": args.mode, "device": args.device}
         cache = tempfile.mkdtemp(prefix=f"{cache_name(setting)}-")
@@ -253,7 +252,7 @@ def main() -> int:
             seeded = has_picks(args.picks, setting, device_name(args.device))
             if seeded:
                 seed_picks(args.picks, setting, cache)
-            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded), said()))
+            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded), said()), pins)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
 
@@ -280,9 +279,10 @@ def print_patterns(per_pattern: dict[str, int]) -> None:
     print(f"patterns {total} matches, {counters['inductor']['pattern_matcher_nodes']} nodes matched")
 
 
-def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
+def measure(args, extra: dict, compiled_hook=lambda: None, pins: dict[str, str] | None = None) -> int:
     """Compile the model under ``args``' config and ``extra`` Inductor settings, check it against eager,
-    and print the metric; ``compiled_hook`` runs once the first compiled step is done."""
+    and print the metric; ``compiled_hook`` runs once the first compiled step is done; ``pins`` (``--pin``'s
+    picks) choose the Triton kernels' configs at their first run."""
 
     config = by_name(args.config)
     inductor_ablate.config.update(**config.switches)  # as the cell does; the environment's switches stay
@@ -298,10 +298,10 @@ def measure(args, extra: dict, compiled_hook=lambda: None) -> int:
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
                 recording(reset_dynamo=True) as sink, output_codes() as codes, \
-                pinned_picks(args.pins) if args.pins else contextlib.nullcontext() as pinned:
+                pinned_picks(pins) if pins else contextlib.nullcontext() as pinned:
             actual = _step(compiled, inputs, loss_fn, args.mode)
         compiled_hook()
-        if args.pins:
+        if pins:
             print(f"pin: {len(pinned['pinned'])} Triton kernel(s) ran the config {args.pin} names, "
                   f"{len(pinned['missing'])} named there lacked it (benchmarked as usual)", file=sys.stderr)
         hashed = f"code hash {code_hash(codes, os.environ.get('TORCHINDUCTOR_CACHE_DIR', ''))}"  # as a cell's code_hash
