@@ -599,3 +599,16 @@ def test_triton_picks_files_read_back_and_a_bad_line_is_named(tmp_path):
     (tmp_path / "bad.txt").write_text("triton_poi_fused_add_0: XBLOCK=8\n")
     with pytest.raises(ValueError, match=r"bad.txt:1: not 'KERNEL FILE: CONFIG'"):
         read_picks(tmp_path / "bad.txt")
+
+
+def test_a_kernel_loaded_twice_keeps_its_settled_config():
+    """A kernel alive twice in a process, one copy with no config loaded: the picks line names the
+    config the settled copy runs, not "not settled" (the bug that hid five kernels' configs in the
+    first picks files of ConvNeXt-T's wrong processes)."""
+    from inductor_ablate.triton_picks import configs_line
+
+    settled = "R0_BLOCK=128 XBLOCK=2 num_warps=2 num_stages=1"
+    assert configs_line({"not settled (0 configs)", settled}) == settled
+    assert configs_line({"not settled (0 configs)"}) == "not settled (0 configs)"
+    other = "R0_BLOCK=64 XBLOCK=2 num_warps=2 num_stages=1"
+    assert configs_line({settled, other, "not settled (0 configs)"}) == f"{settled} | {other}"
