@@ -23,12 +23,12 @@ with its inputs (embeddings, gathers) can fault on them.
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import sys
 import tempfile
 
+from inductor_ablate.errors import OneLineParser
 from inductor_ablate.triton_picks import describe, is_kernel, kernel_key, read_picks
 
 
@@ -104,7 +104,7 @@ def _alike(a, b) -> bool:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("code", help="a graph's output code (model_latency.py --save-code DIR writes DIR/graph-N.py)")
     p.add_argument("--runs", type=int, default=4, help="runs per config (default 4)")
     p.add_argument("--kernel", default="", help="only kernels whose name holds this")
