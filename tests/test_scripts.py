@@ -645,3 +645,39 @@ def test_picks_diff_names_the_kernels_that_set_the_wrong_processes_apart(tmp_pat
     refused = script("picks_diff.py", "--wrong", f"{PICKS}/picks-1.txt", "--right", str(other))
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.strip().endswith("name other kernels (117 in one only): not the same code"), refused.stderr
+
+
+def test_process_hunt_sh_resumes_and_pins_the_first_wrong_processs_picks(tmp_path):
+    """scripts/process_hunt.sh on CPU: a call runs the unpinned processes asked for, each with its own
+    code and picks folder and a status line; the next call on the same folder goes on from there;
+    pinned processes take the picks of the first process that went wrong (exit 1) in the status
+    list (here written as a past call would have: CPU makes no wrong process), and model_latency.py
+    runs each with ``--pin`` (which on CPU is its one-line refusal, exit 2, kept as that process's
+    status).  Bad usage is one line, exit 2, nothing run."""
+    hunt, out = tmp_path / "hunt", tmp_path / "out"
+    env = {**os.environ, "HUNT": str(hunt), "OUT": str(out), "PROCESS_SECONDS": "200"}
+    line = ["bash", os.path.join(ROOT, "scripts", "process_hunt.sh")]
+    model = ["--", "mlp_gelu", "--device", "cpu", "--checks", "1"]
+    first = subprocess.run(line + ["1", "1", "500"] + model, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert (hunt / "status.txt").read_text() == "1 unpinned exit 0\n"
+    assert sorted(os.listdir(hunt / "1")) == ["graph-1.py", "triton-picks.txt"]
+    assert "no wrong process yet, and no PIN: no process pinned" in first.stdout
+    assert sorted(os.listdir(out)) == ["hunt-picks.tgz", "log.txt", "status.txt"]
+
+    with open(hunt / "status.txt", "a") as f:  # a past call's wrong process, as on the H200
+        f.write("2 unpinned exit 1\n")
+    (hunt / "2").mkdir()
+    (hunt / "2" / "triton-picks.txt").write_text("triton_poi_fused_add_0 cabc.py: XBLOCK=8 num_warps=2 num_stages=1\n")
+    again = subprocess.run(line + ["2", "1", "500"] + model, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert (hunt / "status.txt").read_text().splitlines()[2:] == [f"3 pinned exit 2 {hunt}/2/triton-picks.txt"]
+    assert "--pin" in (hunt / "log.txt").read_text().split("process 3 (pinned")[1]
+    assert "status: 2 unpinned, 1 pinned; 1 wrong" in again.stdout
+
+    for args, piece in ((["x", "1", "500"] + model, "'x' is not a count"),
+                        (["1", "1", "500", "mlp_gelu"], "the model_latency.py line goes after --"),
+                        (["1", "1", "500"] + model + ["--pin", "p.txt"], "--pin: the hunt gives each process"),):
+        proc = subprocess.run(line + args, capture_output=True, text=True, env={**env, "HUNT": str(tmp_path / "bad")})
+        assert proc.returncode == 2 and proc.stderr.strip().startswith("process_hunt.sh: ") and piece in proc.stderr
+        assert proc.stderr.count("\n") == 1 and not (tmp_path / "bad").exists()
