@@ -70,26 +70,26 @@ def main(argv: list[str] | None = None) -> int:
         if set(other) != set(picks[0]):
             _fail(f"{paths[0]} and {path} name other kernels ({len(set(picks[0]) ^ set(other))} in one only): not the same code")
     wrong, right = picks[:len(args.wrong)], picks[len(args.wrong):]
-    unknown = sorted(k for k in picks[0] if not all(_settled(p[k]) for p in picks))
+    unknown = sorted(k for k in picks[0] if not all(_settled(process[k]) for process in picks))
     settled = [k for k in picks[0] if k not in unknown]
-    differ = [k for k in settled if len({p[k] for p in picks}) > 1]
+    differ = [k for k in settled if len({process[k] for process in picks}) > 1]
     print(f"{len(paths)} processes ({len(wrong)} wrong, {len(right)} right), {len(picks[0])} kernels: "
           f"configs differ in {len(differ)} of the {len(settled)} settled in every file")
     if args.all:
         for key in differ:
             print(key)
-            for path, p in zip(paths, picks):
-                print(f"  {'wrong' if p in wrong else 'right'} {os.path.basename(path)}: {p[key]}")
+            for i, (path, process) in enumerate(zip(paths, picks)):
+                print(f"  {'wrong' if i < len(wrong) else 'right'} {path}: {process[key]}")
     split = split_kernels(wrong, right)
     chance = 2 * 0.5 ** len(paths) * len(differ)
     print(f"every wrong process on a config no right one ran: {len(split)} kernel(s) "
           f"(a kernel choosing between two configs at even odds does so by chance: about {chance:.1f} of the {len(differ)})")
     for key, config in split.items():
-        print(f"  {key}: {config} (right: {'; '.join(sorted({p[key] for p in right}))})")
+        print(f"  {key}: {config} (right: {'; '.join(sorted({process[key] for process in right}))})")
     if unknown:
         print(f"not settled in some file, config not known there: {len(unknown)} kernel(s)")
         for key in unknown:
-            print(f"  {key}: " + "; ".join(f"{os.path.basename(path)} {p[key]}" for path, p in zip(paths, picks)))
+            print(f"  {key}: " + "; ".join(f"{path} {process[key]}" for path, process in zip(paths, picks)))
     return 0
 
 
