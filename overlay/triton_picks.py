@@ -54,12 +54,17 @@ def settled_picks(kernels=None) -> dict[str, str]:
     return {key: configs_line(configs) for key, configs in sorted(picks.items())}
 
 
+def is_settled(config: str) -> bool:
+    """Whether a picks line's config is one the kernel ran, not ``settled_picks``' "not settled (N configs)"."""
+    return not config.startswith("not settled")
+
+
 def configs_line(configs: set[str]) -> str:
     """One kernel's configs as one line.  A kernel can be alive twice in a process (on the H200, five
     of ConvNeXt-T's backward reductions had a second copy of the same source with no config loaded),
     so an unsettled copy does not hide a settled one; two settled copies on other configs are both
     named, with ' | ' (a line ``pinned_picks`` cannot pin: it counts it as missing)."""
-    settled = sorted(c for c in configs if not c.startswith("not settled"))
+    settled = sorted(filter(is_settled, configs))
     return " | ".join(settled) if settled else sorted(configs)[0]
 
 

@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 from inductor_ablate.errors import OneLineParser
-from inductor_ablate.triton_picks import describe, is_kernel, kernel_key, read_picks
+from inductor_ablate.triton_picks import describe, is_kernel, is_settled, kernel_key, read_picks
 
 
 def _fail(msg: str) -> None:
@@ -64,7 +64,7 @@ def _pinned(path: str, kernels: dict, every: dict) -> dict:
     start, named = {}, 0
     for name, kernel in kernels.items():
         config = picks.get(kernel_key(kernel))
-        if config is None or config.startswith("not settled"):
+        if config is None or not is_settled(config):
             start[name] = 0
             continue
         found = [i for i, launcher in enumerate(every[name]) if describe(launcher.config) == config]

@@ -18,7 +18,7 @@ import os
 import sys
 
 from inductor_ablate.errors import OneLineParser
-from inductor_ablate.triton_picks import read_picks
+from inductor_ablate.triton_picks import is_settled, read_picks
 
 
 def _fail(msg: str) -> None:
@@ -38,17 +38,13 @@ def _read(path: str) -> dict[str, str]:
     return picks
 
 
-def _settled(config: str) -> bool:
-    return not config.startswith("not settled")
-
-
 def split_kernels(wrong: list[dict], right: list[dict]) -> dict[str, str]:
     """{kernel: the config} for each kernel every wrong process ran at one config no right process ran
     (kernels settled in every file only)."""
     found = {}
     for key in wrong[0]:
         configs = [p[key] for p in wrong + right]
-        if not all(map(_settled, configs)):
+        if not all(map(is_settled, configs)):
             continue
         ran_wrong = {p[key] for p in wrong}
         if len(ran_wrong) == 1 and not ran_wrong & {p[key] for p in right}:
@@ -70,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if set(other) != set(picks[0]):
             _fail(f"{paths[0]} and {path} name other kernels ({len(set(picks[0]) ^ set(other))} in one only): not the same code")
     wrong, right = picks[:len(args.wrong)], picks[len(args.wrong):]
-    unknown = sorted(k for k in picks[0] if not all(_settled(process[k]) for process in picks))
+    unknown = sorted(k for k in picks[0] if not all(is_settled(process[k]) for process in picks))
     settled = [k for k in picks[0] if k not in unknown]
     differ = [k for k in settled if len({process[k] for process in picks}) > 1]
     print(f"{len(paths)} processes ({len(wrong)} wrong, {len(right)} right), {len(picks[0])} kernels: "
