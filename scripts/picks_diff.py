@@ -38,14 +38,11 @@ def _read(path: str) -> dict[str, str]:
     return picks
 
 
-def split_kernels(wrong: list[dict], right: list[dict]) -> dict[str, str]:
-    """{kernel: the config} for each kernel every wrong process ran at one config no right process ran
-    (kernels settled in every file only)."""
+def split_kernels(wrong: list[dict], right: list[dict], keys: list[str]) -> dict[str, str]:
+    """{kernel: the config} for each of ``keys`` (kernels settled in every file) that every wrong
+    process ran at one config no right process ran."""
     found = {}
-    for key in wrong[0]:
-        configs = [p[key] for p in wrong + right]
-        if not all(map(is_settled, configs)):
-            continue
+    for key in keys:
         ran_wrong = {p[key] for p in wrong}
         if len(ran_wrong) == 1 and not ran_wrong & {p[key] for p in right}:
             found[key] = ran_wrong.pop()
@@ -76,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             print(key)
             for i, (path, process) in enumerate(zip(paths, picks)):
                 print(f"  {'wrong' if i < len(wrong) else 'right'} {path}: {process[key]}")
-    split = split_kernels(wrong, right)
+    split = split_kernels(wrong, right, differ)  # a kernel all files ran alike splits nothing
     chance = 2 * 0.5 ** len(paths) * len(differ)
     print(f"every wrong process on a config no right one ran: {len(split)} kernel(s) "
           f"(a kernel choosing between two configs at even odds does so by chance: about {chance:.1f} of the {len(differ)})")
