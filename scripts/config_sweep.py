@@ -1,7 +1,8 @@
 """Run one graph's generated code with each Triton config of each kernel forced, to find a config
 that gives another answer, or answers that vary from run to run.
 
-    python scripts/config_sweep.py CODE.py [--runs 4] [--kernel SUBSTRING] [--pin PICKS] [--seed 0] [--all]
+    python scripts/config_sweep.py CODE.py [--runs 4] [--kernel SUBSTRING] [--pin PICKS] [--inputs INPUTS.pt]
+                                   [--seed 0] [--all]
 
 CODE.py is a graph's output code as ``model_latency.py --save-code`` writes it (``graph-2.py``: a
 training step's backward).  A Triton kernel that Inductor generates with several configs (block
@@ -11,15 +12,17 @@ script loads the code in a fresh Inductor cache (no ``.best_config`` to reuse), 
 config of every kernel, pins each kernel to its first config (``--pin PICKS``: to the config a
 process settled on, from the ``triton-picks.txt`` that ``--save-code`` wrote beside the code, for
 the kernels it names), and runs the graph ``--runs`` times
-on the code's own random inputs (``get_args``, seeded; each run on a fresh copy, since the code
-reuses its inputs' memory) to check the pinned answers are alike bit for bit.  Then, one kernel
+on the code's own random inputs (``get_args``, seeded), or on the inputs a process called it with
+(``--inputs``: ``model_latency.py --save-inputs`` writes ``called-K-inputs.pt`` beside the code it
+belongs to, ``called-K.py``), each run on a fresh copy, since the code reuses its inputs' memory
+(inputs that share a storage share its copy), to check the pinned answers are alike bit for bit.  Then, one kernel
 and one config at a time, it runs the graph again: a config whose runs differ from one another
 races; one whose answer moves far from the pinned one's (more than ``--tolerance``, relative to
 the output's largest value) computes something else.  One line per config that does either
 (``--all``: per config), then a summary; exit 1 if any config races or moves, 0 if none.
 
-Needs CUDA and the torch the code was generated with.  The inputs are random: code that indexes
-with its inputs (embeddings, gathers) can fault on them.
+Needs CUDA and the torch the code was generated with.  Random inputs can make code that indexes
+with them (embeddings, gathers) fault, and make outputs overflow that the step's own values do not.
 """
 from __future__ import annotations
 
@@ -37,14 +40,23 @@ def _fail(msg: str) -> None:
     raise SystemExit(2)
 
 
-def _copy(arg):
-    """A copy of an input with the same storage layout (strides, offset, the bytes between)."""
+def _copies(args: list) -> list:
+    """A copy of the inputs with the same storage layout (strides, offsets, the bytes between), where
+    inputs that are views of one storage stay views of one copy of it."""
     import torch
 
-    if not isinstance(arg, torch.Tensor):
-        return arg
-    out = torch.empty(0, dtype=arg.dtype, device=arg.device)
-    return out.set_(arg.untyped_storage().clone(), arg.storage_offset(), arg.size(), arg.stride())
+    storages: dict[int, object] = {}
+    out = []
+    for arg in args:
+        if not isinstance(arg, torch.Tensor):
+            out.append(arg)
+            continue
+        key = arg.untyped_storage().data_ptr()
+        if key not in storages:
+            storages[key] = arg.untyped_storage().clone()
+        view = torch.empty(0, dtype=arg.dtype, device=arg.device)
+        out.append(view.set_(storages[key], arg.storage_offset(), arg.size(), arg.stride()))
+    return out
 
 
 def _pin(kernel, launcher) -> None:
@@ -76,6 +88,19 @@ def _pinned(path: str, kernels: dict, every: dict) -> dict:
         _fail(f"--pin {path}: names none of this code's kernels (picks of other code?)")
     print(f"pinned {named} kernel(s) to the configs in {path}")
     return start
+
+
+def _saved_inputs(path: str) -> list:
+    """The inputs ``model_latency.py --save-inputs`` saved: a list; anything else is a one-line error."""
+    import torch
+
+    try:
+        inputs = torch.load(path, weights_only=True)
+    except Exception as exc:  # a file torch cannot read as saved inputs: its reason, in one line
+        _fail(f"--inputs {path}: not saved inputs ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+    if not isinstance(inputs, list):
+        _fail(f"--inputs {path}: not saved inputs (a {type(inputs).__name__}, not a list)")
+    return inputs
 
 
 def _relative_change(new, old) -> float:
@@ -110,6 +135,8 @@ def main(argv=None) -> int:
     p.add_argument("--kernel", default="", help="only kernels whose name holds this")
     p.add_argument("--pin", metavar="PICKS",
                    help="start each kernel from the config a process picked (model_latency.py --save-code's triton-picks.txt)")
+    p.add_argument("--inputs", metavar="INPUTS.pt",
+                   help="run on the inputs a process called the code with (model_latency.py --save-inputs), not random ones")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="a change from the pinned config's answer above this, relative to the output's largest value, is reported")
@@ -121,6 +148,8 @@ def main(argv=None) -> int:
         _fail(f"{args.code}: no such file")
     if args.pin and not os.path.isfile(args.pin):
         _fail(f"--pin {args.pin}: no such file")
+    if args.inputs and not os.path.isfile(args.inputs):
+        _fail(f"--inputs {args.inputs}: no such file")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="config-sweep-")  # no saved best configs
     import torch
 
@@ -145,10 +174,10 @@ def main(argv=None) -> int:
         _pin(k, every[name][start[name]])
 
     torch.manual_seed(args.seed)
-    inputs = code.get_args()
+    inputs = _saved_inputs(args.inputs) if args.inputs else code.get_args()
 
     def run():
-        out = code.call([_copy(a) for a in inputs])
+        out = code.call(_copies(inputs))
         torch.cuda.synchronize()
         return [o.clone() if isinstance(o, torch.Tensor) else o for o in out]
 
@@ -157,7 +186,12 @@ def main(argv=None) -> int:
         varying = [i for i, o in enumerate(results[0]) if not all(_alike(r[i], o) for r in results[1:])]
         return results[0], varying
 
-    base, varying = runs()
+    try:
+        base, varying = runs()
+    except ValueError as exc:  # the code's call unpacks its inputs by name: a count that is not its own
+        if not args.inputs or "unpack" not in str(exc):
+            raise
+        _fail(f"--inputs {args.inputs}: {len(inputs)} inputs, not what {args.code}'s call takes ({exc})")
     several = sum(len(v) > 1 for v in every.values())
     print(f"{args.code}: {len(kernels)} Triton kernels, {several} with several configs, "
           f"{sum(len(v) for v in every.values())} configs; {len(base)} outputs")

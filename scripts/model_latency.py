@@ -2,7 +2,8 @@
 
     python scripts/model_latency.py MODEL [--suite embedded] [--device cpu] [--dtype float32]
                                           [--mode inference] [--config all] [--set KEY=VALUE ...]
-                                          [--picks DIR] [--save-code DIR] [--pin PICKS] [--poison]
+                                          [--picks DIR] [--save-code DIR] [--save-inputs DIR] [--pin PICKS]
+                                          [--poison]
                                           [--kernels | --bytes | --errors N | --patterns | --checks N]
 
 Prints the compiled model's median milliseconds per call (``ms 1.234``), or with ``--kernels`` the
@@ -44,7 +45,11 @@ kernels that write a wrong leaf, and ``triton-picks.txt``: the config each Trito
 at its first run in this process (``inductor_ablate.triton_picks``), which the same code can pick
 otherwise in another process (``scripts/config_sweep.py --pin`` runs the code with them; ``--pin
 PICKS`` compiles the model with them: each kernel the file names runs its config there, unbenchmarked,
-and stderr counts those pinned).  ``--poison`` starts every buffer the generated code allocates as
+and stderr counts those pinned).  ``--save-inputs DIR`` writes, at the first call of each compiled
+graph, its code as ``called-K.py`` and the tensors it was called with as ``called-K-inputs.pt`` (K
+in the order the graphs are first called: forward, then backward; inputs that share memory still
+share it): ``scripts/config_sweep.py called-2.py --inputs called-2-inputs.pt`` runs the backward
+on the step's own values instead of random ones.  ``--poison`` starts every buffer the generated code allocates as
 NaN and reuses none (``inductor_ablate.poison``): a kernel that reads memory before it is written,
 whose answer otherwise hangs on what the allocator hands out, then fails in every process alike.
 ``--dtype float64`` compiles the model in float64, where rounding all but vanishes: a step that is
@@ -69,6 +74,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+from unittest import mock
 
 import torch
 
@@ -167,6 +173,32 @@ def save_code(codes: list[str], folder: str) -> None:
     print(f"code: {len(codes)} graph(s) and the picks of {len(picks)} Triton kernel(s) in {folder}", file=sys.stderr)
 
 
+@contextlib.contextmanager
+def saving_inputs(folder: str):
+    """While on, the first call of each compiled graph writes its code to ``folder/called-K.py`` and
+    its inputs to ``folder/called-K-inputs.pt``, K counting graphs in the order of their first call;
+    yields the graphs seen.  Saved before the call, since the generated code frees its inputs as it
+    goes; ``torch.save`` keeps inputs that are views of one storage views of one storage, so the
+    code can be run again on the step's own values (``config_sweep.py --inputs``)."""
+    from torch._inductor.output_code import CompiledFxGraph
+
+    os.makedirs(folder, exist_ok=True)
+    seen: dict[int, int] = {}
+    original = CompiledFxGraph.__call__
+
+    def call(graph, inputs):
+        if id(graph) not in seen:
+            seen[id(graph)] = number = len(seen) + 1
+            with open(os.path.join(folder, f"called-{number}.py"), "w") as f:
+                f.write(graph.source_code)
+            saved = [a.detach() if isinstance(a, torch.Tensor) else a for a in inputs]
+            torch.save(saved, os.path.join(folder, f"called-{number}-inputs.pt"))
+        return original(graph, inputs)
+
+    with mock.patch.object(CompiledFxGraph, "__call__", call):
+        yield seen
+
+
 def inductor_setting(text: str) -> tuple[str, object]:
     """``KEY=VALUE`` -> (key, value) for ``torch._inductor.config``: the key must be one of its
     options, and the value is read as a Python literal (``False``, ``0``, ``'ATEN'``), else as text."""
@@ -209,6 +241,9 @@ def main() -> int:
                       help="run the compiled step N more times and check each against eager, one line a step")
     p.add_argument("--save-code", metavar="DIR",
                    help="write each graph's generated code to DIR/graph-N.py, its Triton kernels' picks to DIR/triton-picks.txt")
+    p.add_argument("--save-inputs", metavar="DIR",
+                   help="write each compiled graph's code and the inputs of its first call to DIR/called-K.py, "
+                        "DIR/called-K-inputs.pt")
     p.add_argument("--pin", metavar="PICKS",
                    help="on CUDA, each Triton kernel PICKS names (a --save-code triton-picks.txt) runs the config "
                         "named there instead of benchmarking its configs")
@@ -223,8 +258,10 @@ def main() -> int:
     for flag in ("errors", "checks"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             p.error(f"--{flag} {getattr(args, flag)}: expected 1 or more")
-    if args.save_code and os.path.exists(args.save_code) and not os.path.isdir(args.save_code):
-        p.error(f"--save-code {args.save_code}: not a folder")
+    for flag in ("save_code", "save_inputs"):
+        folder = getattr(args, flag)
+        if folder and os.path.exists(folder) and not os.path.isdir(folder):
+            p.error(f"--{flag.replace('_', '-')} {folder}: not a folder")
     try:  # a bad model, suite or config name: one line, before any compile
         require_model(args.suite, args.model)
         by_name(args.config)
@@ -298,8 +335,12 @@ def measure(args, extra: dict, compiled_hook=lambda: None, pins: dict[str, str] 
         with counting_bytes() if args.bytes else contextlib.nullcontext({}) as moved, \
                 counting_patterns() if args.patterns else contextlib.nullcontext({}) as matched, \
                 recording(reset_dynamo=True) as sink, output_codes() as codes, \
-                pinned_picks(pins) if pins else contextlib.nullcontext() as pinned:
+                pinned_picks(pins) if pins else contextlib.nullcontext() as pinned, \
+                saving_inputs(args.save_inputs) if args.save_inputs else contextlib.nullcontext() as called:
             actual = _step(compiled, inputs, loss_fn, args.mode)
+        if args.save_inputs:
+            print(f"inputs: the first call of {len(called)} compiled graph(s) in {args.save_inputs} "
+                  f"(called-K.py, called-K-inputs.pt)", file=sys.stderr)
         compiled_hook()
         if pins:
             print(f"pin: {len(pinned['pinned'])} Triton kernel(s) ran the config {args.pin} names, "

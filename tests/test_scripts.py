@@ -234,6 +234,7 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--checks", "0"], "--checks 0: expected 1 or more"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--checks", "2", "--errors", "2"], "not allowed with"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--save-code", "/dev/null"], "--save-code /dev/null: not a folder"),
+    ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--save-inputs", "/dev/null"], "--save-inputs /dev/null: not a folder"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--bytes", "--kernels"], "not allowed with"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "nosuch=1"], "has no Inductor option 'nosuch'"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--set", "layout_optimization=3"],
@@ -247,6 +248,8 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("config_sweep.py", ["/nonexistent/graph-2.py"], "/nonexistent/graph-2.py: no such file"),
     ("config_sweep.py", [__file__, "--runs", "1"], "--runs 1: at least 2, to tell a race"),
     ("config_sweep.py", [__file__, "--pin", "/nonexistent/triton-picks.txt"], "--pin /nonexistent/triton-picks.txt: no such file"),
+    ("config_sweep.py", [__file__, "--inputs", "/nonexistent/called-2-inputs.pt"],
+     "--inputs /nonexistent/called-2-inputs.pt: no such file"),
     ("picks_diff.py", ["--wrong", "/nonexistent/a.txt", "--right", f"{PICKS}/picks-3.txt"], "/nonexistent/a.txt: no such file"),
     ("picks_diff.py", ["--wrong", __file__, "--right", f"{PICKS}/picks-3.txt"], "not 'KERNEL FILE: CONFIG'"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-1.txt"], "a file is given twice"),
@@ -314,6 +317,67 @@ def test_model_latency_checks_runs_the_same_code_again_and_saves_it(tmp_path):
     # the C++ backend's kernels have no Triton configs: no picks (on CUDA, one line per Triton kernel)
     assert (tmp_path / "code" / "triton-picks.txt").read_text() == ""
     assert "code: 2 graph(s) and the picks of 0 Triton kernel(s) in " in proc.stderr and "code hash " in proc.stderr
+
+
+def _load_module(path, name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_model_latency_save_inputs_writes_each_graphs_code_and_the_values_it_was_called_with(tmp_path):
+    """``--save-inputs``: the forward's and the backward's code, and what each was first called with.
+    They are the step's own values, not random ones: run on its saved inputs, the forward's code
+    returns every tensor the backward was called with but its incoming gradient (the tangent)."""
+    import torch
+
+    proc = script("model_latency.py", "conv_bn_block", "--device", "cpu", "--mode", "training", "--config",
+                  "no-inlining", "--kernels", "--save-inputs", str(tmp_path / "in"), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert f"inputs: the first call of 2 compiled graph(s) in {tmp_path / 'in'} " in proc.stderr
+    saved = sorted(os.listdir(tmp_path / "in"))
+    assert saved == ["called-1-inputs.pt", "called-1.py", "called-2-inputs.pt", "called-2.py"], saved
+    forward = _load_module(str(tmp_path / "in" / "called-1.py"), "called_1")
+    backward = _load_module(str(tmp_path / "in" / "called-2.py"), "called_2")
+    forward_in = torch.load(tmp_path / "in" / "called-1-inputs.pt", weights_only=True)
+    backward_in = torch.load(tmp_path / "in" / "called-2-inputs.pt", weights_only=True)
+    outputs = forward.call(list(forward_in))
+    tensors = [x for x in backward_in if isinstance(x, torch.Tensor)]
+    from_forward = [x for x in tensors if any(isinstance(o, torch.Tensor) and o.shape == x.shape and
+                                              o.dtype == x.dtype and torch.equal(o, x) for o in outputs)]
+    assert len(tensors) > 5 and len(from_forward) == len(tensors) - 1, (len(from_forward), len(tensors))
+    assert len(backward.call(list(backward_in))) > 0  # the backward runs on them
+
+
+def test_config_sweep_copies_keep_views_of_one_storage_and_reads_only_saved_inputs(tmp_path, capsys):
+    """The sweep runs each call on a copy of its inputs: views of one storage stay views of one copy
+    (as a process's inputs can be), with their offsets and strides, and the original is untouched.
+    ``--inputs`` takes a list of inputs; another file is a one-line error."""
+    import torch
+
+    sweep = _load_module(os.path.join(ROOT, "scripts", "config_sweep.py"), "config_sweep")
+    base = torch.arange(12.0)
+    a, b, c = base[2:8].view(2, 3), base.view(3, 4).t(), torch.ones(2)
+    copies = sweep._copies([a, b, c, 7])
+    assert copies[3] == 7 and all(torch.equal(x, y) for x, y in zip(copies[:3], (a, b, c)))
+    assert [(x.storage_offset(), x.stride()) for x in copies[:3]] == [(2, (3, 1)), (0, (1, 4)), (0, (1,))]
+    assert copies[0].untyped_storage().data_ptr() == copies[1].untyped_storage().data_ptr() != base.data_ptr()
+    copies[1][0, 1] = -1.0  # base[4], which a holds too
+    assert copies[0][0, 2] == -1.0 and base[4] == 4.0
+    torch.save({"not": "a list"}, tmp_path / "dict.pt")
+    (tmp_path / "text.pt").write_text("not a torch file\n")
+    for name, reason in (("dict.pt", "not saved inputs (a dict, not a list)"), ("text.pt", "not saved inputs (")):
+        with pytest.raises(SystemExit) as exit_:
+            sweep._saved_inputs(str(tmp_path / name))
+        said = capsys.readouterr().err
+        assert exit_.value.code == 2 and said.startswith(f"config_sweep.py: --inputs {tmp_path / name}: {reason}"), said
+        assert said.count("\n") == 1, said
+    torch.save([torch.ones(2), 3], tmp_path / "list.pt")
+    loaded = sweep._saved_inputs(str(tmp_path / "list.pt"))
+    assert torch.equal(loaded[0], torch.ones(2)) and loaded[1] == 3
 
 
 def test_model_latency_poison_says_the_buffers_it_poisoned_and_a_right_step_stays_right():
