@@ -397,14 +397,11 @@ def test_repeat_checks_names_the_leaves_a_wrong_step_lands_in_and_those_that_mov
     rounding apart from the first step) is one line that names the leaf off eager most and both
     leaves that are not bit for bit the first step's; the exit status says a step was wrong."""
     import contextlib
-    import importlib.util
     import io
 
     import torch
 
-    spec = importlib.util.spec_from_file_location("model_latency", os.path.join(ROOT, "scripts", "model_latency.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _load_module(os.path.join(ROOT, "scripts", "model_latency.py"), "model_latency")
     from inductor_ablate.bench.cell import accuracy
     expected = [torch.linspace(1, 2, 8), torch.ones(3), torch.full((4,), 5.0)]
     steps = iter([
