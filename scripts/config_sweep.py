@@ -2,7 +2,7 @@
 that gives another answer, or answers that vary from run to run.
 
     python scripts/config_sweep.py CODE.py [--runs 4] [--kernel SUBSTRING] [--pin PICKS] [--inputs INPUTS.pt]
-                                   [--seed 0] [--all]
+                                   [--seed 0] [--all] [--alone]
 
 CODE.py is a graph's output code as ``model_latency.py --save-code`` writes it (``graph-2.py``: a
 training step's backward).  A Triton kernel that Inductor generates with several configs (block
@@ -21,6 +21,15 @@ races; one whose answer moves far from the pinned one's (more than ``--tolerance
 the output's largest value) computes something else.  One line per config that does either
 (``--all``: per config), then a summary; exit 1 if any config races or moves, 0 if none.
 
+``--alone`` (with ``--kernel``) runs the kernels it names by themselves instead: one run of the graph
+copies the arguments of each of their calls just before it, then each config of the kernel runs
+``--runs`` times on fresh copies of one call's arguments, its outputs (``out_ptrN``) filled with NaN
+first, and again with its in/out arguments (``in_out_ptrN``) NaN too.  A NaN left in an output is
+an element the kernel did not write, or wrote from memory nothing had written (a kernel that reads
+an in/out argument before writing it, as an in-place update does, leaves NaN in the second pass by
+right); runs that differ race.  It tells which of a kernel's reads or writes makes a wrong answer
+that the whole graph's sweep shows.
+
 Needs CUDA and the torch the code was generated with.  Random inputs can make code that indexes
 with them (embeddings, gathers) fault, and make outputs overflow that the step's own values do not.
 """
@@ -32,6 +41,7 @@ import sys
 import tempfile
 
 from inductor_ablate.errors import OneLineParser
+from inductor_ablate.poison import poison
 from inductor_ablate.triton_picks import describe, is_kernel, is_settled, kernel_key, read_picks
 
 
@@ -128,6 +138,94 @@ def _alike(a, b) -> bool:
         a.contiguous().view(-1).view(torch.uint8), b.contiguous().view(-1).view(torch.uint8))
 
 
+def _argument_roles(names: list[str]) -> tuple[list[int], list[int]]:
+    """Positions of a kernel's outputs and of its in/out arguments, by Inductor's names for a
+    generated kernel's parameters (``out_ptr0``, ``in_out_ptr0``; inputs are ``in_ptr0``)."""
+    outs = [i for i, name in enumerate(names) if name.startswith("out_ptr")]
+    in_outs = [i for i, name in enumerate(names) if name.startswith("in_out_ptr")]
+    return outs, in_outs
+
+
+def _run_alone(launch, snapshot: list, kwargs: dict, poisoned: list[int], watched: list[int], runs: int) -> list:
+    """``launch`` run ``runs`` times, each on a fresh copy of ``snapshot`` (one call's arguments, copied
+    before it ran) whose ``poisoned`` positions start as NaN; the ``watched`` arguments after each run."""
+    import torch
+
+    results = []
+    for _ in range(runs):
+        args = _copies(snapshot)
+        for i in poisoned:
+            poison(args[i])
+        launch(*args, **kwargs)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        results.append([args[i].clone() for i in watched])
+    return results
+
+
+def _nan_left(results: list, j: int) -> int:
+    """The most NaN elements the ``j``-th watched argument held after any run."""
+    import torch
+
+    return max(int(torch.isnan(r[j]).sum()) if r[j].is_floating_point() else 0 for r in results)
+
+
+def _alone(code, kernels: dict, every: dict, start: dict, inputs: list, args) -> bool:
+    """``--alone``: each kernel by itself on the arguments of each of its calls in one run of the graph;
+    prints a line per call and config; True if a config leaves NaN in an output, races, or moves."""
+    import torch
+
+    calls = {name: [] for name in kernels}
+    for name, kernel in kernels.items():
+        def recorded(*a, _run=kernel.run, _calls=calls[name], **kw):
+            _calls.append((_copies(list(a)), kw))  # before it runs: in/out arguments as the kernel finds them
+            return _run(*a, **kw)
+        kernel.run = recorded  # the generated code calls kernel.run(...): the instance's shadows the class's
+    try:
+        code.call(_copies(inputs))
+        torch.cuda.synchronize()
+    finally:
+        for kernel in kernels.values():
+            del kernel.run
+    flagged = False
+    for name, kernel in kernels.items():
+        names = list(kernel.fn.arg_names)
+        outs, in_outs = _argument_roles(names)
+        watched = outs + in_outs
+        print(f"{name}: {len(calls[name])} call(s) in one run of the graph; outputs "
+              f"{', '.join(names[i] for i in outs) or 'none'}; in/out {', '.join(names[i] for i in in_outs) or 'none'}")
+        order = [start[name]] + [i for i in range(len(every[name])) if i != start[name]]
+        for number, (snapshot, kwargs) in enumerate(calls[name], 1):
+            base = None
+            for i in order:
+                launcher = every[name][i]
+                _pin(kernel, launcher)
+                outputs_nan = _run_alone(kernel.run, snapshot, kwargs, outs, watched, args.runs)
+                all_nan = _run_alone(kernel.run, snapshot, kwargs, outs + in_outs, watched, args.runs)
+                varying = [names[w] for j, w in enumerate(watched)
+                           if any(not all(_alike(r[j], runs[0][j]) for r in runs[1:]) for runs in (outputs_nan, all_nan))]
+                left = {names[w]: _nan_left(outputs_nan, j) for j, w in enumerate(watched)}
+                left_too = {names[w]: _nan_left(all_nan, j) for j, w in enumerate(watched)}
+                base = base or outputs_nan[0]
+                worst, where = max(((_relative_change(o, b), names[w]) for w, o, b in zip(watched, outputs_nan[0], base)),
+                                   default=(0.0, "none"))
+                moved = worst > args.tolerance
+                sizes = {names[w]: snapshot[w].numel() for w in watched}
+
+                def said(counts):
+                    shown = [f"{k} {v} of {sizes[k]}" for k, v in counts.items() if v]
+                    return ", ".join(shown) if shown else "none"
+
+                print(f"  call {number}, config {i} ({describe(launcher.config)}"
+                      + (", the pinned one" if i == start[name] else "") + "): "
+                      + (f"runs differ in {', '.join(varying)}" if varying else "runs alike")
+                      + f"; NaN left, outputs poisoned: {said(left)}; in/out poisoned too: {said(left_too)}"
+                      + f"; change from the pinned config {worst:.3g} ({where})" + (" MOVED" if moved else ""))
+                flagged |= bool(varying) or any(left.values()) or moved
+            _pin(kernel, every[name][start[name]])
+    return flagged
+
+
 def main(argv=None) -> int:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("code", help="a graph's output code (model_latency.py --save-code DIR writes DIR/graph-N.py)")
@@ -141,7 +239,11 @@ def main(argv=None) -> int:
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="a change from the pinned config's answer above this, relative to the output's largest value, is reported")
     p.add_argument("--all", action="store_true", help="print every config's line, not only those that race or move")
+    p.add_argument("--alone", action="store_true",
+                   help="run the --kernel kernels by themselves, on the arguments of each of their calls, outputs poisoned")
     args = p.parse_args(argv)
+    if args.alone and not args.kernel:
+        _fail("--alone needs --kernel: it copies the arguments of every call of the kernels it runs")
     if args.runs < 2:
         _fail(f"--runs {args.runs}: at least 2, to tell a race")
     if not os.path.isfile(args.code):
@@ -187,11 +289,18 @@ def main(argv=None) -> int:
         return results[0], varying
 
     try:
-        base, varying = runs()
+        if args.alone:
+            flagged = _alone(code, kernels, every, start, inputs, args)
+        else:
+            base, varying = runs()
     except ValueError as exc:  # the code's call unpacks its inputs by name: a count that is not its own
         if not args.inputs or "unpack" not in str(exc):
             raise
         _fail(f"--inputs {args.inputs}: {len(inputs)} inputs, not what {args.code}'s call takes ({exc})")
+    if args.alone:
+        print("alone: " + ("a config leaves NaN in an output, races or moves the answer" if flagged
+                           else "no config leaves NaN in an output, races or moves the answer"))
+        return 1 if flagged else 0
     several = sum(len(v) > 1 for v in every.values())
     print(f"{args.code}: {len(kernels)} Triton kernels, {several} with several configs, "
           f"{sum(len(v) for v in every.values())} configs; {len(base)} outputs")

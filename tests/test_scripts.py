@@ -250,6 +250,7 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("config_sweep.py", [__file__, "--pin", "/nonexistent/triton-picks.txt"], "--pin /nonexistent/triton-picks.txt: no such file"),
     ("config_sweep.py", [__file__, "--inputs", "/nonexistent/called-2-inputs.pt"],
      "--inputs /nonexistent/called-2-inputs.pt: no such file"),
+    ("config_sweep.py", [__file__, "--alone"], "--alone needs --kernel: it copies the arguments of every call"),
     ("picks_diff.py", ["--wrong", "/nonexistent/a.txt", "--right", f"{PICKS}/picks-3.txt"], "/nonexistent/a.txt: no such file"),
     ("picks_diff.py", ["--wrong", __file__, "--right", f"{PICKS}/picks-3.txt"], "not 'KERNEL FILE: CONFIG'"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-1.txt"], "a file is given twice"),
@@ -378,6 +379,39 @@ def test_config_sweep_copies_keep_views_of_one_storage_and_reads_only_saved_inpu
     torch.save([torch.ones(2), 3], tmp_path / "list.pt")
     loaded = sweep._saved_inputs(str(tmp_path / "list.pt"))
     assert torch.equal(loaded[0], torch.ones(2)) and loaded[1] == 3
+
+
+def test_config_sweep_alone_leaves_nan_where_a_kernel_did_not_write_and_in_an_in_place_read():
+    """``--alone``'s harness, on a plain function in a kernel's place (Inductor's parameter names):
+    each run gets a fresh copy of the call's arguments, its outputs poisoned, so an element the
+    function does not write stays NaN and is counted; with in/out arguments poisoned too, a read
+    of one before writing it (an in-place update) turns NaN, as the docs say it may by right.  The
+    copied arguments keep their layout and are left untouched.  The Triton side (recording a
+    kernel's calls, its configs) needs CUDA and has run only on the H200."""
+    import torch
+
+    sweep = _load_module(os.path.join(ROOT, "scripts", "config_sweep.py"), "config_sweep")
+    names = ["in_out_ptr0", "in_ptr0", "out_ptr0", "out_ptr1", "xnumel", "XBLOCK"]
+    assert sweep._argument_roles(names) == ([2, 3], [0])
+
+    def launch(in_out, inp, out0, out1, numel, stream=None):
+        out0.copy_(inp * 2)      # all of it
+        out1[:2] = inp[:2]       # half of it
+        in_out.add_(inp)         # reads before it writes
+        assert stream == 7
+
+    storage = torch.zeros(10)
+    x = torch.arange(4.0)
+    snapshot = sweep._copies([torch.ones(4), x, storage[3:7], torch.zeros(4), 4])
+    watched = [2, 3, 0]
+    runs = sweep._run_alone(launch, snapshot, {"stream": 7}, [2, 3], watched, runs=3)
+    assert len(runs) == 3 and [sweep._nan_left(runs, j) for j in range(3)] == [0, 2, 0]
+    assert torch.equal(runs[0][0], x * 2) and torch.equal(runs[2][2], x + 1)
+    assert all(sweep._alike(r[j], runs[0][j]) for r in runs for j in range(3))  # NaN alike bit for bit
+    too = sweep._run_alone(launch, snapshot, {"stream": 7}, [2, 3, 0], watched, runs=2)
+    assert [sweep._nan_left(too, j) for j in range(3)] == [0, 2, 4]
+    assert torch.equal(snapshot[0], torch.ones(4)) and not torch.isnan(snapshot[2]).any()
+    assert snapshot[2].storage_offset() == 3 and torch.equal(storage, torch.zeros(10))
 
 
 def test_model_latency_poison_says_the_buffers_it_poisoned_and_a_right_step_stays_right():
