@@ -143,6 +143,17 @@ def _unrealized_outputs(node, result) -> list:
     return boxes
 
 
+_BARRIER = "tl.debug_barrier()"
+
+
+def readback_barrier(kernel, name: str) -> None:
+    """Before a Triton kernel reloads a buffer it stored in an earlier reduction loop, a barrier (once
+    per loop body): Triton may lay the store and the load over different threads with nothing
+    ordering them (triton-lang/triton#10924), and a thread then reads the buffer's old values."""
+    if name in getattr(kernel.cse, "invalidated_stores", ()) and _BARRIER not in kernel.loads._lines:
+        kernel.loads.writeline(_BARRIER)
+
+
 def inline_hooks_on() -> bool:
     return on("no_inline") or decisions.active()
 
