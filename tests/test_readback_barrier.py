@@ -3,6 +3,10 @@ on CUDA"): a kernel that stores a buffer in one reduction loop and reloads it in
 barrier before the reload, once per loop, and only while a switch is on.  Checked on Inductor's real
 Triton code generation, run here on CPU tensors (``cpu_backend="triton"``) and stopped before the
 kernels are compiled (``get_code``), so no GPU is needed; on the H200 the same code runs."""
+import gzip
+import os
+import subprocess
+import sys
 from unittest import mock
 
 import pytest
@@ -15,6 +19,11 @@ import inductor_ablate
 
 pytest.importorskip("triton", reason="Triton code generation needs the triton package (pip install '.[test]')")
 inductor_ablate.install()
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: ConvNeXt-T's backward under no-inlining, as a process on the H200 saved it (docs/correctness.md)
+CONVNEXT = os.path.join(ROOT, "docs", "results", "raw", "convnext-no-inlining-code", "inputs-called-2.py.gz")
+K49 = "triton_red_fused_native_layer_norm_native_layer_norm_backward_permute_view_49"
 
 
 def centred_product(x, w):
@@ -59,3 +68,32 @@ def test_with_every_switch_off_the_code_has_no_barrier_and_no_reload():
     body = code[code.index("@triton.jit"):]
     first, second = body.split("for r0_offset in")[1:3]
     assert "tl.store(" not in first  # stock recomputes the products in the second loop
+
+
+def readback_check(code: str, block: int) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "readback_check.py"), code, "--kernel",
+                           K49, "--config", f"R0_BLOCK={block} XBLOCK=2 num_warps=2 num_stages=1"],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_readback_check_finds_convnexts_race_at_256_not_at_128_and_not_after_the_fixs_barrier(tmp_path):
+    """The kernel ConvNeXt-T's wrong processes ran, compiled by the installed Triton for the H200 (not
+    run): at ``R0_BLOCK=256`` its second loop loads buffers its first loop stored, in another thread
+    layout with no barrier between; at 128 in the same layout; and with ``tl.debug_barrier()`` where
+    the overlay now puts it (before the second loop's first reload) the race is gone."""
+    wrong = readback_check(CONVNEXT, 256)
+    assert wrong.returncode == 1, wrong.stderr
+    # Triton 3.6.0 (the H200's) races on all three buffers; 3.9.0 orders two of them by a barrier
+    # its reductions need, and still races on the last one stored
+    assert "RACE, no bar.sync between in the PTX: in_out_ptr0: stored at TTGIR line" in wrong.stdout, wrong.stdout
+    right = readback_check(CONVNEXT, 128)
+    assert right.returncode == 0 and f"{K49} (R0_BLOCK=128 XBLOCK=2 num_warps=2 num_stages=1): no read-back race" \
+        in right.stdout, right.stdout + right.stderr
+    with gzip.open(CONVNEXT, "rt") as f:
+        code = f.read()
+    reload = code.index("tmp21 = tl.load(in_out_ptr0", code.index(f"{K49} = async_compile"))
+    start = code.rindex("\n", 0, reload) + 1
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(code[:start] + "        tl.debug_barrier()\n" + code[start:])
+    barrier = readback_check(str(fixed), 256)
+    assert barrier.returncode == 0 and "no read-back race" in barrier.stdout, barrier.stdout + barrier.stderr
