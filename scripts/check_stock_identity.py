@@ -7,6 +7,12 @@ off, caches off in both, and compares the generated code of every graph after re
 temporary directory with a placeholder.  Exit status 0 only if every program matches.
 
     python scripts/check_stock_identity.py [--device cpu|cuda] [--programs a,b] [--json OUT]
+    python scripts/check_stock_identity.py --cpu-backend triton   # Triton's code generation, on CPU tensors
+
+``--cpu-backend triton`` compares the Triton code Inductor writes for CPU tensors (its
+``cpu_backend`` option), of each program's first graph, generated and never built or run (Triton's
+backend hash, which asks a GPU driver, is a constant), so a machine without a GPU checks the Triton
+side's patches too.
     python scripts/check_stock_identity.py --overlay-env INDUCTOR_ONE_KERNEL_PER_OP=1  # must report MISMATCH
 """
 import argparse
@@ -20,9 +26,32 @@ import tempfile
 DUMP = r"""
 import copy, json, sys, torch
 from torch._inductor.utils import run_and_get_code
-mode, device, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+mode, device, names, backend = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
 if mode == "overlay":
     import inductor_ablate
+if backend == "triton":
+    import torch.utils._triton
+    from unittest import mock
+    from torch._inductor import config
+    from torch._inductor.graph import GraphLowering
+    torch.utils._triton.triton_hash_with_backend = lambda: "no-gpu"
+    config.cpu_backend = "triton"
+
+    class Generated(Exception):
+        pass
+
+    def run_and_get_code(fn, *args):  # the first graph's code, generated, never built or run
+        codes = []
+        def compile_to_module(self):
+            codes.append(self.codegen()[0].value)
+            raise Generated
+        with mock.patch.object(GraphLowering, "compile_to_module", compile_to_module):
+            try:
+                fn(*args)
+            except Exception as exc:
+                if not codes:
+                    raise
+        return None, codes
 from inductor_ablate.programs import PROGRAMS
 out = {}
 for name in names:
@@ -39,12 +68,12 @@ print("JSON" + json.dumps(out))
 """
 
 
-def run(mode: str, device: str, names: list[str], extra_env: dict | None = None) -> dict:
+def run(mode: str, device: str, names: list[str], extra_env: dict | None = None, backend: str = "cpp") -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_")}
     env.update(extra_env or {})
     with tempfile.TemporaryDirectory(prefix="ia-identity-") as cache:
         env.update(TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
-        proc = subprocess.run([sys.executable, "-c", DUMP, mode, device, ",".join(names)], env=env,
+        proc = subprocess.run([sys.executable, "-c", DUMP, mode, device, ",".join(names), backend], env=env,
                               capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"{mode} run failed:\n{proc.stderr[-4000:]}")
@@ -60,19 +89,26 @@ def main() -> int:
     parser.add_argument("--device", default="cpu", type=device_option)
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--json", help="write the per-program verdicts here")
+    parser.add_argument("--cpu-backend", choices=("cpp", "triton"), default="cpp",
+                        help="the code Inductor writes for CPU tensors: C++ (its default) or Triton")
     parser.add_argument("--overlay-env", action="append", default=[], metavar="NAME=VALUE",
                         help="negative control: set a switch in the overlay run (the check must then fail)")
     args = parser.parse_args()
     names = args.programs.split(",")
     extra = dict(item.split("=", 1) for item in args.overlay_env)
-    stock, overlay = run("stock", args.device, names), run("overlay", args.device, names, extra)
+    if args.cpu_backend == "triton" and args.device != "cpu":
+        parser.error("--cpu-backend triton: the Triton code for CPU tensors; on a GPU, Triton is the code already")
+    stock = run("stock", args.device, names, backend=args.cpu_backend)
+    overlay = run("overlay", args.device, names, extra, args.cpu_backend)
     print(f"overlay patches applied: {len(overlay['__patched__'])} ({', '.join(overlay['__patched__'])})")
     verdicts = {}
     for name in names:
         a, b = stock[name], overlay[name]
         same = a == b
-        verdicts[name] = {"identical": same, "graphs": len(a), "bytes": sum(len(c) for c in a)}
-        print(f"{name:<20} {'identical' if same else 'DIFFERENT'}  ({len(a)} graph(s), {verdicts[name]['bytes']} bytes)")
+        verdicts[name] = {"identical": same, "graphs": len(a), "bytes": sum(len(c) for c in a),
+                          "triton_kernels": sum(c.count("@triton.jit") for c in a)}
+        print(f"{name:<20} {'identical' if same else 'DIFFERENT'}  ({len(a)} graph(s), {verdicts[name]['bytes']} bytes"
+              + (f", {verdicts[name]['triton_kernels']} Triton kernel(s))" if args.cpu_backend == "triton" else ")"))
         if not same:
             for x, y in zip(a, b):
                 sys.stdout.writelines(list(difflib.unified_diff(x.splitlines(True), y.splitlines(True), "stock", "overlay"))[:40])
