@@ -27,7 +27,7 @@ import tempfile
 from inductor_ablate.errors import OneLineParser
 
 _KERNEL = re.compile(r"^# kernel path: (?P<path>\S+)\n(?:#[^\n]*\n)*(?P<name>\w+) = async_compile\.triton\("
-                     r"'(?P=name)', '''\n(?P<source>.*?)\n''', device_str='cuda'\)", re.M | re.S)
+                     r"'(?P=name)', '''\n(?P<source>.*?)\n''', device_str='\w+'\)", re.M | re.S)
 _OP = re.compile(r"^\s*(?:(?P<result>%[\w.#]+(?::\d+)?) = )?(?P<op>[\w.]+|\"[\w.]+\")(?P<rest>.*)$")
 
 
