@@ -72,28 +72,31 @@ def compile_kernel(name: str, source: str, sizes: dict, warps: int, stages: int,
     and the names of its parameters in the PTX's order (its arguments but the constexprs)."""
     import importlib.util
 
+    meta = source[source.index("triton_meta="):]
+    signature = _literal_after(meta, "signature")
+    attrs = _literal_after(meta, "configs")[0]
+    constexprs = {k: sizes[k] for k, kind in signature.items() if kind == "constexpr" and k in sizes}
+    missing = [k for k, kind in signature.items() if kind == "constexpr" and k not in sizes]
+    if missing:
+        raise ValueError(f"the config does not set {', '.join(missing)}")
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    meta = source[source.index("triton_meta="):]
-    signature = _literal_after(meta, "signature")
-    attrs = _literal_after(meta, "configs")[0]
     jit = source[source.index("@triton.jit"):]
     preamble = "\n".join(line for line in source[:source.index("@triton")].splitlines()
                          if line.startswith(("import ", "from ")))
     with tempfile.NamedTemporaryFile("w", suffix=".py", prefix=f"{name}-", delete=False) as f:
         f.write(preamble + "\n\n" + jit + "\n")  # Triton reads a jit function's source from its file
-    spec = importlib.util.spec_from_file_location(f"readback_{name}", f.name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    constexprs = {k: sizes[k] for k, kind in signature.items() if kind == "constexpr" and k in sizes}
-    missing = [k for k, kind in signature.items() if kind == "constexpr" and k not in sizes]
-    if missing:
-        raise ValueError(f"the config does not set {', '.join(missing)}")
-    compiled = triton.compile(ASTSource(fn=getattr(module, name), signature=signature, constexprs=constexprs,
-                                        attrs=attrs), target=GPUTarget("cuda", arch, 32),
-                              options={"num_warps": warps, "num_stages": stages})
+    try:
+        spec = importlib.util.spec_from_file_location(f"readback_{name}", f.name)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        compiled = triton.compile(ASTSource(fn=getattr(module, name), signature=signature, constexprs=constexprs,
+                                            attrs=attrs), target=GPUTarget("cuda", arch, 32),
+                                  options={"num_warps": warps, "num_stages": stages})
+    finally:
+        os.unlink(f.name)
     return compiled.asm["ttgir"], compiled.asm["ptx"], [k for k, kind in signature.items() if kind != "constexpr"]
 
 
@@ -245,14 +248,16 @@ def main(argv=None) -> int:
                 chosen[name] = parse_config(text)
         if not chosen:
             _fail(f"--picks {args.picks}: names none of this code's kernels (picks of other code?)")
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        _fail("needs the triton package (pip install triton): it compiles each kernel for the target")
     racy = 0
     for name, (sizes, warps, stages) in chosen.items():
         config = " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) + f" num_warps={warps} num_stages={stages}"
-        races, ordered = readback_races(*compile_kernel(name, kernels[name][1], sizes, warps, stages, args.arch))
+        try:
+            compiled = compile_kernel(name, kernels[name][1], sizes, warps, stages, args.arch)
+        except ValueError as exc:
+            _fail(f"{name} at {config}: {exc}")
+        except ImportError:
+            _fail("needs the triton package (pip install triton): it compiles each kernel for the target")
+        races, ordered = readback_races(*compiled)
         racy += bool(races)
         said = ("RACE, no bar.sync between in the PTX: " + "; ".join(races) if races else "no read-back race")
         if ordered:

@@ -262,6 +262,8 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("readback_check.py", [f"{PICKS}/inputs-called-2.py.gz", "--picks", "/nonexistent/triton-picks.txt"],
      "--picks /nonexistent/triton-picks.txt: No such file or directory"),
     ("readback_check.py", [f"{PICKS}/inputs-called-2.py.gz"], "one of the arguments --picks --config is required"),
+    ("readback_check.py", [f"{PICKS}/inputs-called-2.py.gz", "--kernel", "permute_view_49", "--config",
+                           "XBLOCK=2 num_warps=2 num_stages=1"], "the config does not set R0_BLOCK"),
     ("picks_diff.py", ["--wrong", "/nonexistent/a.txt", "--right", f"{PICKS}/picks-3.txt"], "/nonexistent/a.txt: no such file"),
     ("picks_diff.py", ["--wrong", __file__, "--right", f"{PICKS}/picks-3.txt"], "not 'KERNEL FILE: CONFIG'"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-1.txt"], "a file is given twice"),
