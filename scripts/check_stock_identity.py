@@ -7,13 +7,12 @@ off, caches off in both, and compares the generated code of every graph after re
 temporary directory with a placeholder.  Exit status 0 only if every program matches.
 
     python scripts/check_stock_identity.py [--device cpu|cuda] [--programs a,b] [--json OUT]
+    python scripts/check_stock_identity.py --overlay-env INDUCTOR_ONE_KERNEL_PER_OP=1  # must report MISMATCH
     python scripts/check_stock_identity.py --cpu-backend triton   # Triton's code generation, on CPU tensors
 
 ``--cpu-backend triton`` compares the Triton code Inductor writes for CPU tensors (its
-``cpu_backend`` option), of each program's first graph, generated and never built or run (Triton's
-backend hash, which asks a GPU driver, is a constant), so a machine without a GPU checks the Triton
-side's patches too.
-    python scripts/check_stock_identity.py --overlay-env INDUCTOR_ONE_KERNEL_PER_OP=1  # must report MISMATCH
+``cpu_backend`` option), of each program's first graph, generated and never built or run
+(inductor_ablate.cpu_triton), so a machine without a GPU checks the Triton side's patches too.
 """
 import argparse
 import difflib
@@ -24,34 +23,17 @@ import sys
 import tempfile
 
 DUMP = r"""
-import copy, json, sys, torch
+import contextlib, copy, json, sys, torch
 from torch._inductor.utils import run_and_get_code
 mode, device, names, backend = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
 if mode == "overlay":
     import inductor_ablate
+codegen = contextlib.nullcontext()
 if backend == "triton":
-    import torch.utils._triton
-    from unittest import mock
-    from torch._inductor import config
-    from torch._inductor.graph import GraphLowering
-    torch.utils._triton.triton_hash_with_backend = lambda: "no-gpu"
-    config.cpu_backend = "triton"
-
-    class Generated(Exception):
-        pass
-
-    def run_and_get_code(fn, *args):  # the first graph's code, generated, never built or run
-        codes = []
-        def compile_to_module(self):
-            codes.append(self.codegen()[0].value)
-            raise Generated
-        with mock.patch.object(GraphLowering, "compile_to_module", compile_to_module):
-            try:
-                fn(*args)
-            except Exception as exc:
-                if not codes:
-                    raise
-        return None, codes
+    from inductor_ablate.cpu_triton import cpu_triton_codegen, first_graph_code
+    codegen = cpu_triton_codegen()
+    run_and_get_code = lambda fn, *args: (None, [first_graph_code(fn, *args)])
+codegen.__enter__()
 from inductor_ablate.programs import PROGRAMS
 out = {}
 for name in names:

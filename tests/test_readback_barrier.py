@@ -2,20 +2,19 @@
 on CUDA"): a kernel that stores a buffer in one reduction loop and reloads it in the next gets a
 barrier before the reload, once per loop, and only while a switch is on.  Checked on Inductor's real
 Triton code generation, run here on CPU tensors (``cpu_backend="triton"``) and stopped before the
-kernels are compiled (``get_code``), so no GPU is needed; on the H200 the same code runs."""
+kernels are built (``inductor_ablate.cpu_triton``), so no GPU is needed; on the H200 the same code runs."""
 import gzip
 import os
 import subprocess
 import sys
-from unittest import mock
 
 import pytest
 import torch
 from torch._inductor import config as inductor_config
-from torch._inductor.utils import get_code
 from torch.testing import FileCheck
 
 import inductor_ablate
+from inductor_ablate.cpu_triton import cpu_triton_codegen, first_graph_code
 
 pytest.importorskip("triton", reason="Triton code generation needs the triton package (pip install '.[test]')")
 inductor_ablate.install()
@@ -34,15 +33,15 @@ def centred_product(x, w):
 
 
 def triton_code(**switches) -> str:
-    """Inductor's Triton code for ``centred_product`` under ``switches``.  Triton's backend hash,
-    which asks a GPU driver for its target, is a constant here: the code is generated, not built."""
+    """Inductor's Triton code for ``centred_product`` under ``switches``, generated, not built; each
+    row in two loops (no persistent reduction), so a value used after the reduction is either
+    recomputed or stored and read back."""
     x, w = torch.randn(64, 192), torch.randn(192)
     torch._dynamo.reset()
-    with inductor_config.patch({"cpu_backend": "triton", "force_disable_caches": True,
-                                "triton.persistent_reductions": False}), \
-            mock.patch("torch.utils._triton.triton_hash_with_backend", return_value="no-gpu"), \
+    with cpu_triton_codegen(), inductor_config.patch({"force_disable_caches": True,
+                                                      "triton.persistent_reductions": False}), \
             inductor_ablate.config.patch(**switches):
-        return "\n".join(get_code(torch.compile(centred_product), x, w))
+        return first_graph_code(torch.compile(centred_product), x, w)
 
 
 def test_a_reload_of_a_buffer_stored_in_an_earlier_loop_waits_at_a_barrier():
