@@ -231,25 +231,26 @@ def main(argv=None) -> int:
         _fail(f"{args.code}: no Triton kernel{' named *' + args.kernel + '*' if args.kernel else ''}")
     if args.config:
         try:
-            chosen = {name: parse_config(args.config) for name in kernels}
+            sizes, warps, stages = parse_config(args.config)
         except ValueError as exc:
             _fail(f"--config {args.config!r}: {exc}")
+        chosen = [(name, sizes, warps, stages) for name in kernels]
     else:
-        from inductor_ablate.triton_picks import read_picks
+        from inductor_ablate.triton_picks import is_settled, read_picks
 
         try:
             picks = read_picks(args.picks)
         except (OSError, ValueError) as exc:
             _fail(f"--picks {args.picks}: {getattr(exc, 'strerror', None) or exc}")
-        chosen = {}
+        chosen = []  # a kernel alive twice on two configs has both on its line, after " | ": check each
         for name, (path, _) in kernels.items():
             text = picks.get(f"{name} {path}")
-            if text and "=" in text:
-                chosen[name] = parse_config(text)
+            if text and is_settled(text):
+                chosen += [(name, *parse_config(config)) for config in text.split(" | ")]
         if not chosen:
             _fail(f"--picks {args.picks}: names none of this code's kernels (picks of other code?)")
     racy = 0
-    for name, (sizes, warps, stages) in chosen.items():
+    for name, sizes, warps, stages in chosen:
         config = " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) + f" num_warps={warps} num_stages={stages}"
         try:
             compiled = compile_kernel(name, kernels[name][1], sizes, warps, stages, args.arch)
