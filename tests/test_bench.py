@@ -4,6 +4,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -1097,3 +1098,21 @@ def test_base_runs_every_row_with_that_rows_settings_and_keeps_its_cells_apart(t
     proc = bench("merge", str(plain), str(based), "--json", str(tmp_path / "m.json"), tmp_path=tmp_path)
     assert proc.returncode == 2 and "merging these files would mix 2 bases" in proc.stderr, proc.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_a_repeat_process_is_priced_at_most_at_what_this_files_own_process_of_the_cell_took():
+    """ConvNeXt-T's training history holds one `all` labelled warm that autotuned afresh (374 s);
+    the repeat of a seeded `all` that took 81 s in this very run reuses that run's caches, so it is
+    priced at 81 s, not 374 (a device call lost both repeats to that price).  A cheaper history
+    price stands, and a cell this file does not hold is priced from the history as before."""
+    from inductor_ablate.bench.estimate import Prices
+
+    def row(config, cache, wall):
+        return dict(model="convnext_tiny", config=config, dtype="bfloat16", cache=cache, wall_s=wall)
+    files = [row("all", "warm", 374.1), row("all", "cold", 342.3), row("no-inlining", "warm", 60.1)]
+    done = [row("all", "seeded", 80.6), row("no-inlining", "warm", 90.0)]
+    prices = Prices(files, done, [])
+    assert prices.cost("convnext_tiny", "all", "bfloat16", "warm")[:2] == (80.6, "at most this file's own process of it")
+    price, basis, _ = prices.cost("convnext_tiny", "no-inlining", "bfloat16", "warm")
+    assert basis == "this cell warm" and price == statistics.median([60.1, 90.0])
+    assert Prices(files, [], []).cost("convnext_tiny", "all", "bfloat16", "warm")[0] == 374.1

@@ -271,7 +271,7 @@ class Prices:
     on, a median price starts a cell in a call's last seconds and the call's end cuts it."""
 
     def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict]):
-        self.files, self.history, self.other_mode = files, files + done, other_mode
+        self.files, self.done, self.history, self.other_mode = files, done, files + done, other_mode
         self.ratios = wall_ratios(done, files)
         self.factor = box_factor(self.ratios)
         self._from_files = {id(c) for c in files}
@@ -281,6 +281,12 @@ class Prices:
         if self.factor > 1 and all(id(c) in self._from_files for c in pool):
             price *= self.factor
             basis += f", x{self.factor:.2f}"
+        # A repeat process of a cell this file holds starts from a cache at least as full as its
+        # first process's did, so it costs no more than that process took: a history cell labelled
+        # warm that autotuned afresh (a cache that missed) must not price it out of the call.
+        own = [c for c in self.done if (c["model"], c["config"], c["dtype"]) == (model, config, dtype)]
+        if state == "warm" and own and price > max(c["wall_s"] for c in own):
+            return max(c["wall_s"] for c in own), "at most this file's own process of it", own
         return price, basis, pool
 
     def note(self) -> str:
