@@ -2,7 +2,7 @@
 
 A kernel that reads a buffer before anything wrote it reads whatever the allocator hands out: zeros
 from a fresh page, the last user's values from a reused block.  The answer then changes from one
-process to the next (docs/correctness.md, "An open case on CUDA").  Inside ``poisoned_buffers()``
+process to the next (docs/correctness.md, "A case on CUDA, closed").  Inside ``poisoned_buffers()``
 every buffer Inductor's generated code allocates (its ``empty_strided_cpu``/``empty_strided_cuda``,
 which the output code takes from ``torch._C._dynamo.guards`` when it is loaded) starts as NaN
 (integers: their largest value, booleans: True), and with ``allow_buffer_reuse=False`` (which

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call of a hunt for what makes one generated program wrong in some processes and right
-# in others (docs/correctness.md, "An open case on CUDA"): runs a model_latency.py line in fresh
+# in others (docs/correctness.md, "A case on CUDA, closed"): runs a model_latency.py line in fresh
 # processes, each saving its code and its Triton kernels' picks (--save-code), and keeps each
 # process's exit status (0 right, 1 wrong, else an error or its time limit); then runs processes
 # pinned (--pin) to the picks of the first wrong one, or of PIN.  Resumable: a call on a box kept

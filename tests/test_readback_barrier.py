@@ -1,5 +1,5 @@
-"""The fix for a Triton data race that NO_INLINE's kernels reach (docs/correctness.md, "An open case
-on CUDA"): a kernel that stores a buffer in one reduction loop and reloads it in the next gets a
+"""The fix for a Triton data race that NO_INLINE's kernels reach (docs/correctness.md, "A case on CUDA,
+closed"): a kernel that stores a buffer in one reduction loop and reloads it in the next gets a
 barrier before the reload, once per loop, and only while a switch is on.  Checked on Inductor's real
 Triton code generation, run here on CPU tensors (``cpu_backend="triton"``) and stopped before the
 kernels are built (``inductor_ablate.cpu_triton``), so no GPU is needed; on the H200 the same code runs."""

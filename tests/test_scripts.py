@@ -9,7 +9,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: the Triton picks of ConvNeXt-T's no-inlining processes on the H200 (docs/correctness.md, "An open case on CUDA")
+#: the Triton picks of ConvNeXt-T's no-inlining processes on the H200 (docs/correctness.md, "A case on CUDA, closed")
 PICKS = os.path.join(ROOT, "docs", "results", "raw", "convnext-no-inlining-code")
 
 
