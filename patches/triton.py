@@ -7,7 +7,7 @@ PATCHES = [
     # values.  Inductor emits such a pair when a kernel stores a buffer in one reduction loop and
     # reloads it in the next (the buffer is then in ``cse.invalidated_stores``); NO_INLINE realizes
     # intermediates, which makes such kernels, and ConvNeXt-T's training step read stale values
-    # (docs/correctness.md, "An open case on CUDA").  The same change was proposed upstream
+    # (docs/correctness.md, "A case on CUDA, closed").  The same change was proposed upstream
     # (pytorch/pytorch#190519, closed unmerged).
     dict(
         slug="fix-readback-barrier",
