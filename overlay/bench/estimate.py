@@ -285,8 +285,8 @@ class Prices:
         # first process's did, so it costs no more than that process took: a history cell labelled
         # warm that autotuned afresh (a cache that missed) must not price it out of the call.
         own = [c for c in self.done if (c["model"], c["config"], c["dtype"]) == (model, config, dtype)]
-        if state == "warm" and own and price > max(c["wall_s"] for c in own):
-            return max(c["wall_s"] for c in own), "at most this file's own process of it", own
+        if state == "warm" and own and price > (own_wall := max(c["wall_s"] for c in own)):
+            return own_wall, "at most this file's own process of it", own
         return price, basis, pool
 
     def note(self) -> str:
