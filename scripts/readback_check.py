@@ -188,10 +188,11 @@ def ptx_accesses(ptx: str, params: list[str]) -> list[tuple[str, str]]:
     return [(kind, source(reg) if reg else "") for kind, reg in events]
 
 
-def unordered_in_ptx(ptx: str, params: list[str], arg: str) -> bool:
-    """Whether the PTX loads through ``arg`` after storing through it with no ``bar.sync`` between."""
+def unordered_in_ptx(accesses: list[tuple[str, str]], arg: str) -> bool:
+    """Whether the PTX (its ``ptx_accesses``) loads through ``arg`` after storing through it with no
+    ``bar.sync`` between."""
     stored = False
-    for kind, source in ptx_accesses(ptx, params):
+    for kind, source in accesses:
         if kind == "bar":
             stored = False
         elif kind == "st" and source == arg:
@@ -206,8 +207,10 @@ def readback_races(ttgir: str, ptx: str, params: list[str]) -> tuple[list[str], 
     as one line, split by whether the PTX has a ``bar.sync`` between (one the lowering placed, as
     for a reduction's exchange through shared memory, orders them too)."""
     races, ordered = [], []
-    for arg, how in layout_changes(ttgir).items():
-        (races if unordered_in_ptx(ptx, params, arg) else ordered).append(f"{arg}: {how}")
+    changes = layout_changes(ttgir)
+    accesses = ptx_accesses(ptx, params) if changes else []  # the PTX read once, for every candidate
+    for arg, how in changes.items():
+        (races if unordered_in_ptx(accesses, arg) else ordered).append(f"{arg}: {how}")
     return races, ordered
 
 
