@@ -21,6 +21,7 @@ another GPU), compared on the models and rows both hold.
 """
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 
@@ -103,11 +104,17 @@ def _by_cell(cells) -> dict:
     return _group(c for c in report.apply_baseline(cells) if c["status"] == "ok")
 
 
+def nearest_rank(sorted_values: list[float], q: float) -> float:
+    """The q-quantile by nearest rank: the smallest value with at least a share q of the values at or
+    below it, so never below the median (at two values the 90th percentile is the larger)."""
+    return sorted_values[max(math.ceil(q * len(sorted_values)), 1) - 1]
+
+
 def _spread(moves: list[tuple[float, str]]) -> str:
     sizes = sorted(abs(v) for v, _ in moves)
     worst = max(moves, key=lambda m: abs(m[0]))
     return (f"median |move| {100 * statistics.median(sizes):.1f}%, 90th percentile "
-            f"{100 * sizes[int(0.9 * (len(sizes) - 1))]:.1f}%, largest {100 * worst[0]:+.1f}% ({worst[1]})")
+            f"{100 * nearest_rank(sizes, 0.9):.1f}%, largest {100 * worst[0]:+.1f}% ({worst[1]})")
 
 
 def _externs(cells, model) -> str:

@@ -59,6 +59,20 @@ def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
     assert "- not ok (status other than ok and n/a) in either file: 0 cell(s)" in proc.stdout
 
 
+def test_compare_runs_90th_percentile_of_the_moves_is_never_below_their_median(tmp_path):
+    """Two cells moved 1% and 3%: the median is 2.0% and the 90th percentile (nearest rank) the larger
+    move, 3.0%, not the smaller one (a rank over n-1 printed 1.0%, below the median)."""
+    earlier = results(tmp_path / "a.json", {"m0": 0.9})
+    later = json.loads(open(earlier).read())
+    for cell, move in zip(later["cells"], (1.01, 1.03)):
+        cell["compiled_ms"] *= move
+        cell["speedup"] = cell["eager_ms"] / cell["compiled_ms"]
+    (tmp_path / "b.json").write_text(json.dumps(later))
+    proc = script("compare_runs.py", earlier, str(tmp_path / "b.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "compiled ms per call: median |move| 2.0%, 90th percentile 3.0%, largest +3.0%" in proc.stdout, proc.stdout
+
+
 def test_compare_runs_names_a_cell_that_gave_a_wrong_answer_in_one_file(tmp_path):
     """A row's share leaves out a model whose cell failed, so the rows table alone would hide that a
     switch gave a wrong answer in one run: the cells section names it, with each file's status."""
