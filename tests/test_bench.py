@@ -191,8 +191,27 @@ def test_baselines_divide_by_the_pooled_or_the_cells_own_eager_time():
     assert [in_cell[k]["speedup"] for k in ("all", "no-fusion", "no-inlining")] == [2.0, 2.0, 3.0]
     assert in_cell["all"]["speedup_pooled"] == pytest.approx(4.0)
     assert rows[0]["speedup"] == 2.0  # the inputs are not modified
+    fastest = {c["config"]: c for c in report.apply_baseline(rows, "fastest")}
+    assert [fastest[k]["speedup"] for k in ("all", "no-fusion", "no-inlining")] == [2.0, 1.0, 1.0]  # eager 1.0
+    # a share of `all` (row over `all`, one eager time) is the same under pooled and fastest
+    assert fastest["no-fusion"]["speedup"] / fastest["all"]["speedup"] == pytest.approx(
+        pooled["no-fusion"]["speedup"] / pooled["all"]["speedup"])
     with pytest.raises(ValueError, match="in-cell"):
         report.apply_baseline(rows, "mean")
+
+
+def test_eager_spread_names_the_model_whose_eager_time_moved_most_between_processes():
+    def cell(model, eager, status="ok"):
+        return dict(suite="s", model=model, device="cuda", dtype="float32", mode="inference", config="all",
+                    status=status, eager_ms=eager, compiled_ms=1.0)
+
+    assert report.eager_spread([cell("m0", 1.0)]) == "eager: no model timed eager in more than one process"
+    line = report.eager_spread([cell("m0", 1.0), cell("m0", 1.1), cell("m1", 10.0), cell("m1", 20.0),
+                                cell("m1", 40.0, status="accuracy")])  # a failed cell's eager is not counted
+    assert line.startswith("eager: 2 models timed eager in 2+ processes"), line
+    # medians 1.05 and 15 over fastest 1.0 and 10: 5% and 50% above, a median of 27.5%
+    assert "sits a median of 27.5% above its fastest process, at most 50.0% (m1)" in line, line
+    assert "slowest over fastest at most 100.0% (m1: 10 to 20 ms)" in line, line
 
 
 def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):

@@ -100,8 +100,9 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", default=None)
     p.add_argument("--plot", default=None, help="PNG bar chart (needs matplotlib)")
     p.add_argument("--baseline", default="pooled", choices=report.BASELINES,
-                   help="eager time a speedup divides: the model's median over its cells (pooled, default) or "
-                        "the cell's own, timed interleaved in its process (in-cell); docs/bench.md compares them")
+                   help="eager time a speedup divides: the model's median over its cells (pooled, default), "
+                        "the cell's own, timed interleaved in its process (in-cell), or the model's fastest cell "
+                        "(fastest: the least disturbed eager, so the low end of the speedups); docs/bench.md compares them")
 
 
 def _emit(cells, args) -> list[dict]:
@@ -277,6 +278,7 @@ def bench_main(argv) -> int:
     save_results(path, rows, meta, summary=summary)
     print(f"\n{report.time_split(mine, meta['wall_s'])}")
     print(report.same_code_spread(mine))
+    print(report.eager_spread(mine))
     print(f"results: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 
@@ -320,6 +322,7 @@ def merge_main(argv) -> int:
     print(f"\n{report.time_split(merged['cells'])}")
     print(f"\n{report.repeat_spread(merged['cells'])}")
     print(report.same_code_spread(merged["cells"]))
+    print(report.eager_spread(merged["cells"]))
     left = f" (left out: {', '.join(merged['meta']['left_out'])})" if leave_out else ""
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells{left} -> {args.json}")
     return 0
