@@ -3,8 +3,9 @@
 # fresh, seeds the lane file and the autotuning picks from the committed copies, runs gpu_bench.sh
 # for what is left of the call, and copies what must come back to $OUT (the lane file and its log
 # first, then the picks as one tarball: a call brings back a few files only).  Run it as every
-# call's command, the same line each time, and commit what comes back: a call on a box kept started
-# resumes from the box's newer lane file, one on a fresh box from the committed one.
+# call's command, the same line each time, and commit what comes back before the next call
+# (scripts/take_back.py): a call on a box kept started resumes from the box's newer lane file, one
+# on a fresh box (the last one may have gone back between calls) from the committed one.
 #
 #   [gpu_bench.sh's variables] [GPU=H200] [RESUME=committed-lane.json] [SEED_PICKS=docs/results/picks] \
 #       bash scripts/device_call.sh MODE CONFIGS SECONDS

@@ -73,6 +73,46 @@ def test_compare_runs_90th_percentile_of_the_moves_is_never_below_their_median(t
     assert "compiled ms per call: median |move| 2.0%, 90th percentile 3.0%, largest +3.0%" in proc.stdout, proc.stdout
 
 
+def test_take_back_puts_a_calls_lane_file_log_and_picks_in_place_and_refuses_a_stale_one(tmp_path):
+    import tarfile
+
+    repo, call = tmp_path / "repo", tmp_path / "call"
+    (repo / "picks" / "m0-float32-inference-cuda").mkdir(parents=True)
+    (repo / "picks" / "m0-float32-inference-cuda" / "a").write_text("old")
+    call.mkdir()
+    resume = results(repo / "lane.json", {"m0": 0.9})
+    (repo / "lane.txt").write_text("# call 1\n")
+    grown = json.loads(open(resume).read())
+    grown["cells"].append({**grown["cells"][0], "model": "m1", "code_hash": "m1all"})
+    (call / "cuda-real-float32-inference-part1of1.json").write_text(json.dumps(grown))
+    (call / "cuda-real-float32-inference-part1of1.log").write_text("1 of 3 cells already in ...\n")
+    picks = tmp_path / "results" / "picks"
+    for model, text in (("m0", "new"), ("m1", "first")):
+        (picks / f"{model}-float32-inference-cuda").mkdir(parents=True)
+        (picks / f"{model}-float32-inference-cuda" / "a").write_text(text)
+    with tarfile.open(call / "picks.tgz", "w:gz") as tar:
+        tar.add(picks, arcname="results/picks")
+
+    proc = script("take_back.py", str(call), resume, "--note", "call 2", "--picks", str(repo / "picks"))
+    assert proc.returncode == 0, proc.stderr
+    assert "2 -> 3 cells" in proc.stdout and "picks: changed m0-float32-inference-cuda" in proc.stdout, proc.stdout
+    assert "picks: new m1-float32-inference-cuda" in proc.stdout, proc.stdout
+    assert json.loads(open(resume).read()) == grown
+    assert (repo / "lane.txt").read_text() == "# call 1\n\n# call 2\n1 of 3 cells already in ...\n"
+    assert (repo / "picks" / "m1-float32-inference-cuda" / "a").read_text() == "first"
+    again = script("take_back.py", str(call), resume, "--note", "call 2", "--picks", str(repo / "picks"))
+    assert again.returncode == 0 and "nothing done" in again.stdout, again.stdout
+    assert (repo / "lane.txt").read_text().count("# call 2") == 1
+
+    # a fresh box that resumed from the older file: its lane lacks m1's process, so nothing is copied
+    stale = json.loads(open(resume).read())
+    stale["cells"] = [{**c, "compiled_ms": c["compiled_ms"] * 1.01} for c in stale["cells"][:2]]
+    (call / "cuda-real-float32-inference-part1of1.json").write_text(json.dumps(stale))
+    proc = script("take_back.py", str(call), resume, "--note", "call 3", "--picks", str(repo / "picks"))
+    assert proc.returncode == 2 and "lacks 3 process(es)" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert json.loads(open(resume).read()) == grown and "call 3" not in (repo / "lane.txt").read_text()
+
+
 def test_compare_runs_names_a_cell_that_gave_a_wrong_answer_in_one_file(tmp_path):
     """A row's share leaves out a model whose cell failed, so the rows table alone would hide that a
     switch gave a wrong answer in one run: the cells section names it, with each file's status."""
@@ -282,6 +322,9 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("picks_diff.py", ["--wrong", __file__, "--right", f"{PICKS}/picks-3.txt"], "not 'KERNEL FILE: CONFIG'"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-1.txt"], "a file is given twice"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt"], "the following arguments are required: --right"),
+    ("take_back.py", ["/nonexistent/files", "lane.json", "--note", "x"], "/nonexistent/files: no such folder"),
+    ("take_back.py", [PICKS, "lane.json", "--note", "x"], "0 lane files (cuda-*-part1of1.json)"),
+    ("take_back.py", [PICKS, "lane.json"], "the following arguments are required: --note"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
     # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug

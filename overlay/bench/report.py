@@ -412,7 +412,7 @@ def write_plot(cells: list[dict], path: str, baseline: str = "pooled") -> bool:
     return True
 
 
-def _fingerprint(c: dict) -> tuple:
+def process_fingerprint(c: dict) -> tuple:
     """What one process measured: a cell copied into two files is one process, not two."""
     return (cell_key(c)[:-1], c.get("status"), c.get("compile_s"), c.get("eager_ms"), c.get("compiled_ms"), c.get("cell_s"))
 
@@ -441,9 +441,9 @@ def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]]
                 continue
             key = cell_key(c)
             if pool:
-                if _fingerprint(c) in seen:
+                if process_fingerprint(c) in seen:
                     continue
-                seen.add(_fingerprint(c))
+                seen.add(process_fingerprint(c))
                 if key in cells and cells[key]["status"] == "ok" and c["status"] == "ok":
                     repeat = 1 + max(k[-1] for k in cells if k[:-1] == key[:-1])
                     c = {**c, "cell_repeat": repeat}
@@ -527,4 +527,4 @@ def eager_spread(cells: list[dict]) -> str:
             f"{100 * (max(ms) / min(ms) - 1):.1f}% ({model}: {min(ms):.3g} to {max(ms):.3g} ms)")
 
 __all__ = ["apply_baseline", "summary_rows", "paired_with_all", "draw_pairs", "summary_table", "per_model_table", "write_csv", "write_summary_csv",
-           "write_plot", "merge", "repeat_spread", "same_code_spread", "eager_spread", "same_code_as_all", "geomean", "GROUPS"]
+           "write_plot", "merge", "repeat_spread", "same_code_spread", "eager_spread", "process_fingerprint", "same_code_as_all", "geomean", "GROUPS"]
