@@ -40,13 +40,11 @@ def lane_files(files_at: str) -> tuple[str, str | None, str | None]:
     return lanes[0], log if os.path.isfile(log) else None, picks if os.path.isfile(picks) else None
 
 
-def lost_processes(lane: str, resume: str) -> int:
-    """How many of ``resume``'s processes the lane file does not hold (0: it resumed from ``resume``
-    or from a later state of it)."""
-    if not os.path.exists(resume):
-        return 0
-    held = {process_fingerprint(c) for c in read_results_file(lane)["cells"]}
-    return sum(process_fingerprint(c) not in held for c in read_results_file(resume)["cells"])
+def lost_processes(lane_cells: list[dict], resume_cells: list[dict]) -> int:
+    """How many of the ``RESUME`` file's processes the lane file does not hold (0: it resumed from
+    that file or from a later state of it)."""
+    held = {process_fingerprint(c) for c in lane_cells}
+    return sum(process_fingerprint(c) not in held for c in resume_cells)
 
 
 def picks_root(tar: tarfile.TarFile, path: str) -> str:
@@ -71,10 +69,11 @@ def copy_picks(tgz: str, dest: str) -> list[str]:
                 continue
             if not os.path.isdir(dst):
                 changes.append(f"new {folder}")
-            elif filecmp.dircmp(src, dst).diff_files or filecmp.dircmp(src, dst).left_only:
-                changes.append(f"changed {folder}")
             else:
-                continue
+                compared = filecmp.dircmp(src, dst)
+                if not (compared.diff_files or compared.left_only):
+                    continue
+                changes.append(f"changed {folder}")
             shutil.copytree(src, dst, dirs_exist_ok=True)
     return changes
 
@@ -89,11 +88,12 @@ def main(argv: list[str]) -> int:
     lane, log, picks = lane_files(args.files_at)
     if not args.resume.endswith(".json"):
         raise UsageError(f"{args.resume}: expected the .json lane file (its log goes to the .txt beside it)")
-    read_results_file(lane)
-    if os.path.exists(args.resume) and filecmp.cmp(lane, args.resume, shallow=False):
+    lane_cells = read_results_file(lane)["cells"]
+    resume_cells = read_results_file(args.resume)["cells"] if os.path.exists(args.resume) else []
+    if resume_cells and filecmp.cmp(lane, args.resume, shallow=False):
         print(f"{args.resume}: already this call's lane file; nothing done")
         return 0
-    lost = lost_processes(lane, args.resume)
+    lost = lost_processes(lane_cells, resume_cells)
     if lost:
         raise UsageError(f"{lane} lacks {lost} process(es) that {args.resume} holds: the call resumed from something "
                          f"else (a fresh box, from an older file); keep it under another name, nothing copied")
@@ -105,15 +105,13 @@ def main(argv: list[str]) -> int:
             raise UsageError(f"{picks}: not a readable tarball ({exc})") from None
         if not os.path.isdir(args.picks):
             raise UsageError(f"--picks {args.picks}: no such folder")
-    before = len(read_results_file(args.resume)["cells"]) if os.path.exists(args.resume) else 0
     shutil.copyfile(lane, args.resume)
     with open(args.resume[:-len(".json")] + ".txt", "a") as f:
         f.write(f"\n# {args.note}\n")
         if log:
             with open(log) as src:
                 f.write(src.read())
-    after = len(read_results_file(args.resume)["cells"])
-    print(f"{args.resume}: {before} -> {after} cells; log {'appended' if log else 'missing (note only)'}")
+    print(f"{args.resume}: {len(resume_cells)} -> {len(lane_cells)} cells; log {'appended' if log else 'missing (note only)'}")
     for line in copy_picks(picks, args.picks) if picks else ["no picks.tgz"]:
         print(f"picks: {line}")
     return 0

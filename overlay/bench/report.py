@@ -17,6 +17,19 @@ CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repea
 BASELINES = ("pooled", "in-cell", "fastest")
 
 
+def _model_key(c: dict) -> tuple:
+    return (c["suite"], c["device"], c["dtype"], c["mode"], c["model"])
+
+
+def eager_by_model(cells: list[dict]) -> dict[tuple, list[float]]:
+    """Each model's eager times (ms per call), one per ok cell: every process timed eager afresh."""
+    eager: dict[tuple, list[float]] = {}
+    for c in cells:
+        if c.get("status") == "ok":
+            eager.setdefault(_model_key(c), []).append(c["eager_ms"])
+    return eager
+
+
 def apply_baseline(cells: list[dict], baseline: str = "pooled") -> list[dict]:
     """Copies of the cells with ``speedup`` against the chosen eager time; both estimates stay in
     each row, ``speedup_pooled`` (with ``eager_ms_pooled``) and ``speedup_in_cell`` (with quartiles
@@ -34,15 +47,12 @@ def apply_baseline(cells: list[dict], baseline: str = "pooled") -> list[dict]:
         raise ValueError(f"baseline {baseline!r}: expected one of {', '.join(BASELINES)}")
     import statistics
 
-    eager: dict[tuple, list[float]] = {}
-    for c in cells:
-        if c.get("status") == "ok":
-            eager.setdefault((c["suite"], c["device"], c["dtype"], c["mode"], c["model"]), []).append(c["eager_ms"])
+    eager = eager_by_model(cells)
     out = []
     for c in cells:
         c = dict(c)
         if c.get("status") == "ok":
-            model_eager = eager[(c["suite"], c["device"], c["dtype"], c["mode"], c["model"])]
+            model_eager = eager[_model_key(c)]
             pooled = statistics.median(model_eager)
             c.setdefault("speedup_in_cell", c["speedup"])
             c["eager_ms_pooled"], c["speedup_pooled"] = pooled, pooled / c["compiled_ms"]
@@ -512,15 +522,11 @@ def eager_spread(cells: list[dict]) -> str:
     (``--baseline fastest`` gives the low end)."""
     import statistics
 
-    groups: dict = {}
-    for c in cells:
-        if c["status"] == "ok" and c.get("eager_ms"):
-            groups.setdefault((c["suite"], c["device"], c["dtype"], c["mode"], c["model"]), []).append(c["eager_ms"])
-    moved = {key[-1]: ms for key, ms in groups.items() if len(ms) >= 2}
+    moved = {key: ms for key, ms in eager_by_model(cells).items() if len(ms) >= 2}
     if not moved:
         return "eager: no model timed eager in more than one process"
-    above = sorted((statistics.median(ms) / min(ms) - 1, model) for model, ms in moved.items())
-    model, ms = max(moved.items(), key=lambda kv: max(kv[1]) / min(kv[1]))
+    above = sorted((statistics.median(ms) / min(ms) - 1, key[-1]) for key, ms in moved.items())
+    (*_, model), ms = max(moved.items(), key=lambda kv: max(kv[1]) / min(kv[1]))
     return (f"eager: {len(moved)} models timed eager in 2+ processes; a model's median eager ms per call (the pooled "
             f"eager time) sits a median of {100 * statistics.median(v for v, _ in above):.1f}% above its fastest "
             f"process, at most {100 * above[-1][0]:.1f}% ({above[-1][1]}); slowest over fastest at most "
