@@ -6,7 +6,8 @@ another GPU), compared on the models and rows both hold.
     python scripts/compare_runs.py --labels H200,H100 docs/results/h200-real-bf16-inference.json \\
         docs/results/raw/h100-bf16-inference-paper.json
 
-``--labels A,B`` names the two files in the tables (default: earlier, later).
+``--labels A,B`` names the two files in the tables (default: earlier, later). The two files hold one
+device and mode; their dtypes may differ (``--labels bfloat16,float32``: what a row keeps in each).
 
 - Per row: the share of `all`'s speedup kept (findings_table's: paired by model and by run) in each
   file with its bootstrap 95% interval, the change between the files with its own interval (models
@@ -192,14 +193,23 @@ def main(earlier: str, later: str, labels=LABELS) -> None:
     for path, cells in ((earlier, cells_a), (later, cells_b)):
         if not cells:
             raise UsageError(f"{path} holds no cells")
-    settings = {(c["device"], c["dtype"], c["mode"]) for c in cells_a + cells_b}
-    if len(settings) != 1:
-        raise UsageError(f"the files hold {len(settings)} settings (device, dtype, mode); compare files of one setting")
+    settings = []
+    for path, cells in ((earlier, cells_a), (later, cells_b)):
+        held = {(c["device"], c["dtype"], c["mode"]) for c in cells}
+        if len(held) != 1:
+            raise UsageError(f"{path} holds {len(held)} settings (device, dtype, mode); give files of one setting each")
+        settings.append(held.pop())
+    (device_a, dtype_a, mode_a), (device_b, dtype_b, mode_b) = settings
+    if (device_a, mode_a) != (device_b, mode_b):
+        raise UsageError(f"the files hold {device_a} {mode_a} and {device_b} {mode_b} cells; compare files of one device "
+                         f"and mode (the dtype may differ)")
     pairs_a, pairs_b = _pairs(cells_a), _pairs(cells_b)
     common = _common(pairs_a, pairs_b)
     if not common:
         raise UsageError(f"{earlier} and {later} share no row paired with `all` on a common model")
     print(f"## Rows: {earlier} ({labels[0]}) against {later} ({labels[1]})\n")
+    if dtype_a != dtype_b:
+        print(f"dtype: {dtype_a} ({labels[0]}) against {dtype_b} ({labels[1]}), paired by model\n")
     models = sorted({m for ms in common.values() for m in ms})
     all_line(cells_a, cells_b, models, labels)
     rows_table(pairs_a, pairs_b, common, labels)

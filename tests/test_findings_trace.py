@@ -20,6 +20,7 @@ REPEAT = "docs/results/raw/h200-repeat-bf16-inference-target.json"
 H100 = "docs/results/raw/h100-bf16-inference-paper.json"
 TRAINING_REPEAT = "docs/results/raw/h200-repeat-bf16-training.json"
 LIBRARY_MATMULS = "docs/results/raw/h200-library-matmuls-bf16-inference.json"
+FLOAT32 = "docs/results/raw/h200-fp32-inference-part.json"
 CPU_VISION = "docs/data/cpu-vision-inference.json"
 CPU_TRAINING = "docs/data/cpu-training-grouping.json"
 CPU_HF_TRAINING = "docs/data/cpu-hf-training.json"
@@ -100,6 +101,8 @@ def test_every_table_copied_from_a_script_is_what_the_script_prints_now():
              + printed("scripts/compare_runs.py", "--labels", "H200,H100", INFERENCE, H100)
              + printed("scripts/compare_runs.py", "--labels", "templates,library", INFERENCE, LIBRARY_MATMULS)
              + printed("scripts/compare_runs.py", "--labels", "H200-library,H100", LIBRARY_MATMULS, H100)
+             + printed("scripts/findings_table.py", FLOAT32)
+             + printed("scripts/compare_runs.py", "--labels", "bfloat16,float32", INFERENCE, FLOAT32)
              + printed("scripts/findings_table.py", CPU_VISION)
              + printed("scripts/findings_table.py", CPU_TRAINING) + printed("scripts/findings_table.py", CPU_HF_TRAINING))
     checked = 0
@@ -116,8 +119,8 @@ def test_every_table_copied_from_a_script_is_what_the_script_prints_now():
     # paper's rows, per model, training over inference per model; the repeats against the merged files;
     # the H100 against the H200 (rows, per model); the H200 with the matmul templates off, against the
     # H200 with them and against the H100; CPU vision: paper's rows, ours, fusions; CPU training
-    # (vision, HF): paper's rows, ours
-    assert checked >= 21, f"only {checked} tables of findings.md matched a script's table"
+    # (vision, HF): paper's rows, ours; float32 so far: the paper's rows, and against bfloat16
+    assert checked >= 23, f"only {checked} tables of findings.md matched a script's table"
 
 
 def test_the_estimates_of_what_is_missing_are_what_bench_estimate_prints():

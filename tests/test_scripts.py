@@ -113,6 +113,19 @@ def test_take_back_puts_a_calls_lane_file_log_and_picks_in_place_and_refuses_a_s
     assert json.loads(open(resume).read()) == grown and "call 3" not in (repo / "lane.txt").read_text()
 
 
+def test_compare_runs_sets_two_dtypes_of_one_setting_side_by_side_paired_by_model(tmp_path):
+    models = [f"m{i}" for i in range(6)]
+    bf16 = results(tmp_path / "a.json", {m: 0.60 for m in models})
+    fp32 = json.loads(open(results(tmp_path / "b.json", {m: 0.85 for m in models})).read())
+    for c in fp32["cells"]:
+        c["dtype"] = "float32"
+    (tmp_path / "b.json").write_text(json.dumps(fp32))
+    proc = script("compare_runs.py", "--labels", "bfloat16,float32", bf16, str(tmp_path / "b.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "dtype: bfloat16 (bfloat16) against float32 (float32), paired by model" in proc.stdout
+    assert row(proc.stdout, "no-fusion").startswith("| no-fusion | 6 | 0.60 [0.60, 0.60] | 0.85 [0.85, 0.85] | +0.25 ["), proc.stdout
+
+
 def test_compare_runs_names_a_cell_that_gave_a_wrong_answer_in_one_file(tmp_path):
     """A row's share leaves out a model whose cell failed, so the rows table alone would hide that a
     switch gave a wrong answer in one run: the cells section names it, with each file's status."""
@@ -172,7 +185,14 @@ def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
     b = results(tmp_path / "b.json", {"m": 0.9}, mode="training")
     proc = script("compare_runs.py", a, b)
     assert proc.returncode == 2 and proc.stdout == "", proc
-    assert proc.stderr.strip() == "compare_runs: the files hold 2 settings (device, dtype, mode); compare files of one setting"
+    assert proc.stderr.strip() == ("compare_runs: the files hold cuda inference and cuda training cells; compare files "
+                                   "of one device and mode (the dtype may differ)")
+    both = json.loads(open(a).read())
+    both["cells"] += json.loads(open(b).read())["cells"]
+    (tmp_path / "both.json").write_text(json.dumps(both))
+    proc = script("compare_runs.py", str(tmp_path / "both.json"), a)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        f"compare_runs: {tmp_path / 'both.json'} holds 2 settings (device, dtype, mode); give files of one setting each")
     assert script("compare_runs.py", a).returncode == 2
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"meta": {}, "cells": []}))
