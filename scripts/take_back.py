@@ -47,34 +47,36 @@ def lost_processes(lane_cells: list[dict], resume_cells: list[dict]) -> int:
     return sum(process_fingerprint(c) not in held for c in resume_cells)
 
 
-def picks_root(tar: tarfile.TarFile, path: str) -> str:
-    """The folder of the tarball that holds the model folders (``results/picks`` as device_call.sh
-    packs it); a member outside it, absolute or climbing out, is refused."""
-    names = [m.name for m in tar.getmembers()]
-    if not names or any(n.startswith("/") or ".." in n.split("/") for n in names):
-        raise UsageError(f"{path}: not a picks tarball of device_call.sh (empty, or a path outside its folder)")
-    return os.path.commonpath(names)
+def unpack_picks(tgz: str, into: str) -> str:
+    """Unpacks the tarball into ``into`` and returns the folder that holds the model folders
+    (``results/picks`` as device_call.sh packs it); an unreadable tarball, or a member absolute or
+    climbing out, is refused before anything is copied."""
+    try:
+        with tarfile.open(tgz) as tar:
+            names = [m.name for m in tar.getmembers()]
+            if not names or any(n.startswith("/") or ".." in n.split("/") for n in names):
+                raise UsageError(f"{tgz}: not a picks tarball of device_call.sh (empty, or a path outside its folder)")
+            tar.extractall(into, filter="data")
+    except tarfile.TarError as exc:
+        raise UsageError(f"{tgz}: not a readable tarball ({str(exc).splitlines()[0].rstrip(':')})") from None
+    return os.path.join(into, os.path.commonpath(names))
 
 
-def copy_picks(tgz: str, dest: str) -> list[str]:
-    """Copies the tarball's model folders into ``dest``; returns 'new FOLDER' / 'changed FOLDER' lines."""
+def copy_picks(src_root: str, dest: str) -> list[str]:
+    """Copies the model folders of ``src_root`` into ``dest``; returns 'new FOLDER' / 'changed FOLDER' lines."""
     changes = []
-    with tempfile.TemporaryDirectory() as tmp, tarfile.open(tgz) as tar:
-        root = picks_root(tar, tgz)
-        tar.extractall(tmp, filter="data")
-        src_root = os.path.join(tmp, root)
-        for folder in sorted(os.listdir(src_root)):
-            src, dst = os.path.join(src_root, folder), os.path.join(dest, folder)
-            if not os.path.isdir(src):
+    for folder in sorted(os.listdir(src_root)):
+        src, dst = os.path.join(src_root, folder), os.path.join(dest, folder)
+        if not os.path.isdir(src):
+            continue
+        if not os.path.isdir(dst):
+            changes.append(f"new {folder}")
+        else:
+            compared = filecmp.dircmp(src, dst)
+            if not (compared.diff_files or compared.left_only):
                 continue
-            if not os.path.isdir(dst):
-                changes.append(f"new {folder}")
-            else:
-                compared = filecmp.dircmp(src, dst)
-                if not (compared.diff_files or compared.left_only):
-                    continue
-                changes.append(f"changed {folder}")
-            shutil.copytree(src, dst, dirs_exist_ok=True)
+            changes.append(f"changed {folder}")
+        shutil.copytree(src, dst, dirs_exist_ok=True)
     return changes
 
 
@@ -97,23 +99,20 @@ def main(argv: list[str]) -> int:
     if lost:
         raise UsageError(f"{lane} lacks {lost} process(es) that {args.resume} holds: the call resumed from something "
                          f"else (a fresh box, from an older file); keep it under another name, nothing copied")
-    if picks:
-        try:
-            with tarfile.open(picks) as tar:
-                picks_root(tar, picks)
-        except tarfile.TarError as exc:
-            raise UsageError(f"{picks}: not a readable tarball ({exc})") from None
-        if not os.path.isdir(args.picks):
-            raise UsageError(f"--picks {args.picks}: no such folder")
-    shutil.copyfile(lane, args.resume)
-    with open(args.resume[:-len(".json")] + ".txt", "a") as f:
-        f.write(f"\n# {args.note}\n")
-        if log:
-            with open(log) as src:
-                f.write(src.read())
-    print(f"{args.resume}: {len(resume_cells)} -> {len(lane_cells)} cells; log {'appended' if log else 'missing (note only)'}")
-    for line in copy_picks(picks, args.picks) if picks else ["no picks.tgz"]:
-        print(f"picks: {line}")
+    if picks and not os.path.isdir(args.picks):
+        raise UsageError(f"--picks {args.picks}: no such folder")
+    with tempfile.TemporaryDirectory() as tmp:
+        unpacked = unpack_picks(picks, tmp) if picks else None  # checked before anything is written
+        shutil.copyfile(lane, args.resume)
+        with open(args.resume[:-len(".json")] + ".txt", "a") as f:
+            f.write(f"\n# {args.note}\n")
+            if log:
+                with open(log) as src:
+                    f.write(src.read())
+        print(f"{args.resume}: {len(resume_cells)} -> {len(lane_cells)} cells; log {'appended' if log else 'missing (note only)'}")
+        changes = copy_picks(unpacked, args.picks) if unpacked else ["no picks.tgz"]
+        for line in changes or ["no model folder new or changed"]:
+            print(f"picks: {line}")
     return 0
 
 

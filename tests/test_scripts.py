@@ -111,6 +111,13 @@ def test_take_back_puts_a_calls_lane_file_log_and_picks_in_place_and_refuses_a_s
     proc = script("take_back.py", str(call), resume, "--note", "call 3", "--picks", str(repo / "picks"))
     assert proc.returncode == 2 and "lacks 3 process(es)" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert json.loads(open(resume).read()) == grown and "call 3" not in (repo / "lane.txt").read_text()
+    # a tarball that is not one: refused in one line before the lane file is copied
+    grown["cells"].append({**grown["cells"][0], "model": "m2", "code_hash": "m2all"})
+    (call / "cuda-real-float32-inference-part1of1.json").write_text(json.dumps(grown))
+    (call / "picks.tgz").write_text("not a tarball")
+    proc = script("take_back.py", str(call), resume, "--note", "call 4", "--picks", str(repo / "picks"))
+    assert proc.returncode == 2 and "picks.tgz: not a readable tarball" in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and len(json.loads(open(resume).read())["cells"]) == 3
 
 
 def test_compare_runs_sets_two_dtypes_of_one_setting_side_by_side_paired_by_model(tmp_path):
