@@ -190,11 +190,10 @@ def failed_cells(cells_a, cells_b, labels=LABELS) -> None:
 
 def main(earlier: str, later: str, labels=LABELS) -> None:
     cells_a, cells_b = (read_results_file(p)["cells"] for p in (earlier, later))
+    settings = []
     for path, cells in ((earlier, cells_a), (later, cells_b)):
         if not cells:
             raise UsageError(f"{path} holds no cells")
-    settings = []
-    for path, cells in ((earlier, cells_a), (later, cells_b)):
         held = {(c["device"], c["dtype"], c["mode"]) for c in cells}
         if len(held) != 1:
             raise UsageError(f"{path} holds {len(held)} settings (device, dtype, mode); give files of one setting each")
