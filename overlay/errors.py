@@ -24,6 +24,17 @@ def exit_with(exc: BaseException, status: int = 2):
     raise SystemExit(status)
 
 
+def run_script(main, name: str) -> None:
+    """A script's ``if __name__ == "__main__"``: ``main(sys.argv[1:])``'s status, or a ``UsageError``
+    as one line naming the script, exit 2."""
+    try:
+        status = main(sys.argv[1:])
+    except UsageError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        status = 2
+    sys.exit(status)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad command line is one line (naming the command) and exit 2, like the rest."""
 

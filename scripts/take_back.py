@@ -19,13 +19,12 @@ import filecmp
 import glob
 import os
 import shutil
-import sys
 import tarfile
 import tempfile
 
 from inductor_ablate.bench.report import process_fingerprint
 from inductor_ablate.bench.runner import read_results_file
-from inductor_ablate.errors import OneLineParser, UsageError
+from inductor_ablate.errors import OneLineParser, UsageError, run_script
 
 
 def lane_files(files_at: str) -> tuple[str, str | None, str | None]:
@@ -117,8 +116,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except UsageError as exc:
-        print(f"take_back.py: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main, "take_back.py")

@@ -787,6 +787,22 @@ def test_estimate_prices_a_model_with_cells_of_another_dtype_only_scaled_by_the_
     assert "this cell warm, other dtype x 2.00 (the median ratio of 1 models) (1)" in lines["tiny2"]
 
 
+def test_estimate_prices_a_row_from_its_own_cell_in_another_dtype_before_the_models_other_rows(tmp_path):
+    """A warm row that autotunes again (here tiny's no-freezing, 90 s in bfloat16 against its other
+    rows' 30) is priced from that cell scaled, not from the model's other float32 rows (40 s), which
+    do not show it; a row without such a cell still takes the model's float32 median."""
+    inf = "inference"
+    lines = estimate_lines(tmp_path, [
+        ("tiny", "all", "cold", 100, inf, "bfloat16"), ("tiny", "no-fusion", "warm", 30, inf, "bfloat16"),
+        ("tiny", "no-freezing", "warm", 90, inf, "bfloat16"),
+        ("tiny", "all", "cold", 150, inf, "float32"), ("tiny", "no-fusion", "warm", 40, inf, "float32")],
+        "--models", "tiny", "--configs", "all,no-fusion,no-freezing,no-inlining", "--dtype", "float32")
+    # 150 cold + 40 warm + 90 x 1.33 (40/30) + 40 (the model's float32 warm median)
+    assert lines["tiny"].split()[1:3] == ["4", "350"], lines["tiny"]
+    assert "this cell warm, other dtype x 1.33 (the median ratio of 1 models) (1)" in lines["tiny"]
+    assert "this model's warm cells (1)" in lines["tiny"]
+
+
 def test_budget_leaves_a_cell_priced_above_the_seconds_left_runs_the_next_models_and_resumes(tmp_path):
     """--budget: tiny's cells are priced at a few seconds and run; tiny2's `all` is priced at an hour
     (from a --history file), so neither it nor tiny2's later cell starts, but tiny3's cheap cells

@@ -120,6 +120,30 @@ def test_take_back_puts_a_calls_lane_file_log_and_picks_in_place_and_refuses_a_s
     assert proc.stderr.count("\n") == 1 and len(json.loads(open(resume).read())["cells"]) == 3
 
 
+def test_backtest_estimate_prices_each_cell_from_what_ran_before_it_with_and_without_its_twin(tmp_path):
+    """A float32 run priced from a bfloat16 history: the warm no-freezing row, dear in bfloat16 too, is
+    priced near its wall from its twin; without the twin, from the model's other float32 row, under
+    two thirds of it, and named."""
+    def cell(config, cache, wall, dtype):
+        return dict(suite="real", model="m", device="cuda", dtype=dtype, mode="inference", config=config,
+                    status="ok", cache=cache, wall_s=wall)
+    history = tmp_path / "bf16.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [
+        cell("all", "cold", 100, "bfloat16"), cell("no-fusion", "warm", 20, "bfloat16"),
+        cell("no-freezing", "warm", 80, "bfloat16")]}))
+    run = tmp_path / "fp32.json"
+    run.write_text(json.dumps({"meta": {}, "cells": [
+        cell("all", "cold", 200, "float32"), cell("no-fusion", "warm", 30, "float32"),
+        cell("no-freezing", "warm", 110, "float32")]}))
+    proc = script("backtest_estimate.py", str(run), "--history", str(history), "--state", "warm")
+    assert proc.returncode == 0, proc.stderr
+    as_is, without = proc.stdout.split("without the same cell in another dtype")
+    # as is: no-fusion 20 x 2.00 (the cold ratio: no warm pair yet) = 40 for 30; no-freezing 80 x 1.50 = 120 for 110
+    assert "2 cells" in as_is and "priced 160 s for 140 s" in as_is and "under 1/1.5 of the wall: 0" in as_is
+    # without: no-freezing from the model's float32 warm row, 30 s for 110
+    assert "under 1/1.5 of the wall: 1 (m no-freezing 30 s for 110)" in without, proc.stdout
+
+
 def test_compare_runs_sets_two_dtypes_of_one_setting_side_by_side_paired_by_model(tmp_path):
     models = [f"m{i}" for i in range(6)]
     bf16 = results(tmp_path / "a.json", {m: 0.60 for m in models})
@@ -352,6 +376,8 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("take_back.py", ["/nonexistent/files", "lane.json", "--note", "x"], "/nonexistent/files: no such folder"),
     ("take_back.py", [PICKS, "lane.json", "--note", "x"], "0 lane files (cuda-*-part1of1.json)"),
     ("take_back.py", [PICKS, "lane.json"], "the following arguments are required: --note"),
+    ("backtest_estimate.py", ["/nonexistent/r.json", "--history", "/nonexistent/h.json"], "/nonexistent/r.json"),
+    ("backtest_estimate.py", ["r.json"], "the following arguments are required: --history"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
     # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug

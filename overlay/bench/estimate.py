@@ -114,16 +114,21 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
     same_dtype = [c for c in mine if c["dtype"] == dtype]
 
     def own(seconds: float, basis: str, pool: list[dict], pool_state: str | None):
-        """A price from the model's own cells; those of another dtype only are scaled as the models
-        that ran both dtypes were."""
-        if same_dtype:
+        """A price from the model's own cells; those of another dtype are scaled as the models that
+        ran both dtypes were."""
+        if pool[0]["dtype"] == dtype:
             return seconds, basis, pool
         scale, note = _dtype_scale(history, dtype, pool_state)
         return seconds * scale, basis + note, pool
 
+    # This cell in another dtype comes before the model's other rows in this one: a row that
+    # autotunes again on a warm cache (no-freezing, no-pattern-matching) mostly does so in either
+    # dtype, and the model's other rows do not show it.
+    twin = [c for c in mine if c["config"] == config and c["dtype"] != dtype]
     mine = same_dtype or mine
     this = [c for c in mine if c["config"] == config]
     for pool, basis in (([c for c in this if c.get("cache") == state], f"this cell {state}"),
+                        ([c for c in twin if c.get("cache") == state], f"this cell {state}"),
                         ([c for c in mine if c.get("cache") == state], f"this model's {state} cells")):
         if pool:
             return own(_median(pool), basis, pool, state)
