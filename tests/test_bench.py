@@ -831,6 +831,26 @@ def test_budget_leaves_a_cell_priced_above_the_seconds_left_runs_the_next_models
     assert proc.returncode == 0 and len(cells(tmp_path / "r2.json")) == 2, proc.stderr
 
 
+def test_budget_with_picks_banks_the_seconds_left_on_a_models_first_cell_that_did_not_fit(tmp_path):
+    """--budget with --picks: once no later cell fits, tiny2's `all` (priced at an hour) starts
+    anyway with the seconds left, since a cut keeps what it benchmarked in the picks; here it
+    finishes, and tiny2's later cell still waits. Under a minute left, nothing is banked."""
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 2), timed("tiny", "no-fusion", "warm", 2),
+                                      timed("tiny2", "all", "cold", 3600), timed("tiny3", "all", "cold", 2)])
+    common = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion", "--repeat", "3",
+              "--history", str(history), "--picks", str(tmp_path / "picks"))
+    proc = bench(*common, "--json", str(tmp_path / "r.json"), "--budget", "600", tmp_path=tmp_path)
+    assert proc.returncode == 130, proc.stderr
+    assert "banking: tiny2 / all (cold) starts with" in proc.stderr
+    assert "1 cell(s) not started (the later models' cells that fitted ran, then the first of them, banked)" in proc.stderr
+    ran = cells(tmp_path / "r.json")
+    assert set(ran) == {(m, c) for m in ("tiny", "tiny3") for c in ("all", "no-fusion")} | {("tiny2", "all")}
+    assert ran[("tiny2", "all")]["status"] == "ok" and ran[("tiny2", "all")]["cache"] == "cold", ran[("tiny2", "all")].get("message")
+    proc = bench(*common, "--json", str(tmp_path / "r2.json"), "--budget", "30", tmp_path=tmp_path)
+    assert proc.returncode == 130 and "banking" not in proc.stderr, proc.stderr
+    assert ("tiny2", "all") not in cells(tmp_path / "r2.json")
+
+
 def test_picks_seed_a_fresh_runs_first_cell_with_an_earlier_runs_autotuning(tmp_path):
     """--picks, with matmul templates autotuned on CPU: the first run saves the model's picks; a
     second run, with a new results file and empty caches (as on a fresh machine), starts the model's

@@ -255,6 +255,9 @@ class Budget:
         self.start = time.perf_counter()
         self.first = True
 
+    def left(self) -> float:
+        return self.seconds - (time.perf_counter() - self.start)
+
     def check(self, cell: dict, state: str) -> None:
         """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``)."""
         done = timed_cells(self.rows.values(), self.device, self.mode)
@@ -263,7 +266,7 @@ class Budget:
             return
         prices = Prices(self.files, done, self.other_mode)
         price, basis, pool = prices.cost(cell["model"], cell["config"], cell["dtype"], state)
-        left = self.seconds - (time.perf_counter() - self.start)
+        left = self.left()
         if price > left:
             why = f"; {prices.note()}" if basis.endswith(f"x{prices.factor:.2f}") else ""
             raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "

@@ -15,6 +15,10 @@ from ..errors import UsageError, check_writable
 from .configs import by_name
 from .estimate import Budget, BudgetSpent
 
+#: ``--budget`` with ``--picks``: the fewest seconds left for which a model's first cell that does not
+#: fit is started anyway, to bank its autotuning picks (less would not get past its model's set-up)
+BANK_SECONDS = 60
+
 KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
 
 
@@ -366,6 +370,28 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     os.makedirs(cache_root, exist_ok=True)
     finished = False
     not_started, first_stop = 0, None  # cells the budget did not start, and why the first was not
+    bank = None  # the first model-first cell the budget did not start, when its picks outlive a cut
+
+    def run(cell: dict, state: str, cache_dir: str, artifact_dir: str) -> None:
+        if state == "seeded":
+            seed_picks(picks, cell, cache_dir)
+        task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base,
+                "cache_dir": cache_dir, "artifact_dir": artifact_dir}
+        started, row = time.perf_counter(), None
+        try:
+            row = _run_one(ctx, task, timeout)
+        finally:  # a cell stopped by a time limit keeps what it benchmarked, too
+            if picks:
+                save_picks(picks, cell, cache_dir)
+            if row is None:  # the log says which cell a call's limit cut, and how far in
+                print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
+                      f"{time.perf_counter() - started:.0f} s into its process", file=sys.stderr, flush=True)
+        row["cache"] = state
+        rows[cell_key(cell)] = row
+        save_results(results_path, rows, meta)
+        shutil.rmtree(artifact_dir, ignore_errors=True)
+        bar.update(1)
+
     try:
         for group in _by_claim(todo, claims, claiming=lambda: first_stop is None):
             if claims is not None:
@@ -384,28 +410,22 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                         shutil.rmtree(artifact_dir, ignore_errors=True)
                         not_started += len(group) - i
                         first_stop = first_stop or exc
+                        if bank is None and picks and state != "warm":
+                            bank = (cell, state)
                         break
-                if state == "seeded":
-                    seed_picks(picks, cell, cache_dir)
-                task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base,
-                        "cache_dir": cache_dir, "artifact_dir": artifact_dir}
-                started, row = time.perf_counter(), None
-                try:
-                    row = _run_one(ctx, task, timeout)
-                finally:  # a cell stopped by a time limit keeps what it benchmarked, too
-                    if picks:
-                        save_picks(picks, cell, cache_dir)
-                    if row is None:  # the log says which cell a call's limit cut, and how far in
-                        print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
-                              f"{time.perf_counter() - started:.0f} s into its process", file=sys.stderr, flush=True)
-                row["cache"] = state
-                rows[cell_key(cell)] = row
-                save_results(results_path, rows, meta)
-                shutil.rmtree(artifact_dir, ignore_errors=True)
-                bar.update(1)
+                run(cell, state, cache_dir, artifact_dir)
+        banked = bank is not None and pricer.left() >= BANK_SECONDS
+        if banked:
+            # Nothing else fits: the seconds left go to autotuning this model's first cell, whose
+            # picks (``picks``) the next run starts from, though the call's end will likely cut it.
+            cell, state = bank
+            print(f"banking: {cell['model']} / {cell['config']} ({state}) starts with {pricer.left():.0f} s of the "
+                  f"budget left; if a time limit cuts it, --picks keeps what it benchmarked", file=sys.stderr, flush=True)
+            not_started -= 1
+            run(cell, state, *cache_dirs(cache_root, cell, caches == "shared"))
         if first_stop is not None:
             raise BudgetSpent(f"{first_stop}; {not_started} cell(s) not started (the later models' cells that "
-                              f"fitted ran)")
+                              f"fitted ran{', then the first of them, banked' if banked else ''})")
         finished = True
     finally:
         bar.close()
