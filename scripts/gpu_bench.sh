@@ -13,7 +13,8 @@
 # SECONDS: each lane is killed after that long (`timeout`), and does not start a cell that it would
 # likely not finish by then (bench --budget, priced from the SKIP_DONE and HISTORY files and the lane
 # file), but goes on with later models' cells that fit, so a time limit ends the lane between cells
-# instead of in one whose work would be lost.
+# instead of in one whose work would be lost; with PICKS, a minute or more left then goes to the
+# autotuning of the first model's first cell left behind, whose picks a cut keeps (bench --budget).
 # HISTORY: more results files to price cells from (comma list), e.g. another dtype's or mode's run.
 # PICKS: a folder of autotuning picks (bench --picks), shared by the lanes: a model's first cell starts
 # from its picks there instead of benchmarking every matmul choice again, and each cell's picks are

@@ -715,7 +715,8 @@ def test_gpu_bench_sh_passes_its_seconds_as_a_budget_a_history_and_picks(tmp_pat
     """scripts/gpu_bench.sh's shell flow on this CPU machine: a stand-in `python3` on PATH says the
     box has one GPU and runs `--device cuda` as cpu; everything else (lanes, bench, merge) is the real
     thing.  HISTORY prices tiny2's `all` (run as cpu here) at an hour, so the lane, given 600 s, stops before it
-    (bench --budget) with tiny's cells done and merged; the same line resumes from the lane file."""
+    (bench --budget) with tiny's cells done and merged, then banks the seconds left on it (PICKS is
+    set), where it finishes; its later cell waits; the same line resumes from the lane file."""
     history = _tiny2_priced_at_an_hour(tmp_path)
     env = dict(_box_shims(tmp_path, "NVIDIA H200"), HISTORY=str(history), PICKS=str(tmp_path / "picks"))
     line = ["bash", os.path.join(ROOT, "scripts", "gpu_bench.sh"), "inference", "all,no-fusion", "600"]
@@ -724,8 +725,10 @@ def test_gpu_bench_sh_passes_its_seconds_as_a_budget_a_history_and_picks(tmp_pat
     tag = "cuda-bench_fixtures:suite-float32-inference"
     log = (tmp_path / "results" / f"{tag}-part1of1.log").read_text()
     assert "stopped for --budget: tiny2 / all is priced at 3600 s" in log and "of --budget 590 are left" in log, log
+    assert "banking: tiny2 / all (cold) starts with" in log, log
     merged = json.loads((tmp_path / "results" / f"{tag}.json").read_text())
-    assert sorted((c["model"], c["config"]) for c in merged["cells"]) == [("tiny", "all"), ("tiny", "no-fusion")]
+    assert sorted((c["model"], c["config"]) for c in merged["cells"]) == [("tiny", "all"), ("tiny", "no-fusion"),
+                                                                         ("tiny2", "all")]
     assert "gpu_bench.sh wall:" in proc.stdout
     lane = json.loads((tmp_path / "results" / f"{tag}-part1of1.json").read_text())
     assert lane["meta"]["picks"] == str(tmp_path / "picks")  # PICKS is the lanes' --picks
@@ -760,9 +763,10 @@ def _box_shims(tmp_path, gpu_name):
 
 def test_device_call_sh_resumes_a_committed_lane_file_on_a_fresh_box_and_brings_back_what_it_needs(tmp_path):
     """scripts/device_call.sh: on the wrong GPU it runs nothing (one line, exit 2).  A first call,
-    whose HISTORY prices tiny2 at an hour, runs tiny's cells and copies the lane file, its log and
-    the seeded picks' tarball to $OUT; on a fresh box (results/ gone) RESUME= that file runs tiny2's
-    cells only.  A RESUME file that is not there is one line, exit 2."""
+    whose HISTORY prices tiny2 at an hour, runs tiny's cells, banks its last seconds on tiny2's `all`
+    (which finishes here), and copies the lane file, its log and the seeded picks' tarball to $OUT;
+    on a fresh box (results/ gone) RESUME= that file runs tiny2's last cell only.  A RESUME file that
+    is not there is one line, exit 2."""
     env = _box_shims(tmp_path, "NVIDIA H200")
     committed = tmp_path / "committed-picks"
     committed.mkdir()
@@ -783,7 +787,8 @@ def test_device_call_sh_resumes_a_committed_lane_file_on_a_fresh_box_and_brings_
     tag = "cuda-bench_fixtures:suite-float32-inference"
     assert sorted(os.listdir(tmp_path / "out1")) == sorted([f"{tag}-part1of1.json", f"{tag}-part1of1.log", "picks.tgz"])
     lane = json.loads((tmp_path / "out1" / f"{tag}-part1of1.json").read_text())
-    assert sorted((c["model"], c["config"]) for c in lane["cells"]) == [("tiny", "all"), ("tiny", "no-fusion")]
+    assert sorted((c["model"], c["config"]) for c in lane["cells"]) == [("tiny", "all"), ("tiny", "no-fusion"),
+                                                                       ("tiny2", "all")]
     assert lane["meta"]["picks"] == "results/picks"
     shutil.copytree(box / "results" / "picks", committed, dirs_exist_ok=True)  # committed from the tarball
     shutil.rmtree(box / "results")  # a fresh box
@@ -791,7 +796,7 @@ def test_device_call_sh_resumes_a_committed_lane_file_on_a_fresh_box_and_brings_
                 RESUME=str(tmp_path / "out1" / f"{tag}-part1of1.json"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     log = (tmp_path / "out2" / f"{tag}-part1of1.log").read_text()
-    assert "2 of 4 cells already in" in log, log
+    assert "3 of 4 cells already in" in log, log
     lane = json.loads((tmp_path / "out2" / f"{tag}-part1of1.json").read_text())
     tiny2 = {c["config"]: c for c in lane["cells"] if c["model"] == "tiny2"}
     assert sorted(tiny2) == ["all", "no-fusion"] and len(lane["cells"]) == 4
