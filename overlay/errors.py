@@ -69,8 +69,9 @@ def check_writable(path: str, what: str = "results file", hint: str = "choose an
     created if missing) cannot be written: a results file, a report (CSV, plot, ranking), a claim file."""
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path + ".tmp", "a"):
+        probe = f"{path}.{os.getpid()}.tmp"  # this process's own: two lanes starting together probe one folder
+        with open(probe, "a"):
             pass
-        os.remove(path + ".tmp")
+        os.remove(probe)
     except OSError as exc:
         raise UsageError(f"cannot write {what} {path}: {exc.strerror}; {hint}") from None
