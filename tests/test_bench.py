@@ -236,6 +236,8 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
     assert proc.returncode == 130, out + err
     assert "interrupted (signal 15): 1 cells saved" in err and "the same command resumes" in err
     assert cells(results)[("tiny", "all")]["status"] == "ok"
+    cut = json.loads(results.read_text())["meta"]["cuts"]  # what prices the hanging cell next time
+    assert [(c["model"], c["config"], c["cache"]) for c in cut] == [("sleepy", "all", "cold")] and cut[0]["cut_s"] >= 0
     cell_pid = int(pidfile.read_text())
     for _ in range(50):  # the hanging cell process is gone (killed, then reaped by its forkserver)
         if not os.path.exists(f"/proc/{cell_pid}") or "zombie" in open(f"/proc/{cell_pid}/status").read():
@@ -1171,3 +1173,48 @@ def test_a_repeat_process_is_priced_at_most_at_what_this_files_own_process_of_th
     price, basis, _ = prices.cost("convnext_tiny", "no-inlining", "bfloat16", "warm")
     assert basis == "this cell warm" and price == statistics.median([60.1, 90.0])
     assert Prices(files, [], []).cost("convnext_tiny", "all", "bfloat16", "warm")[0] == 374.1
+
+
+def test_a_cell_a_time_limit_cut_is_priced_at_least_at_how_far_it_got():
+    """MobileNetV3-L's float32 `all` was cut at 543 s cold and 545 s seeded by a call's end, where its
+    bfloat16 twins priced it at 456 and 84 s: a cut in that cache state, with no finished run of the
+    cell in it since, is the price's floor; a cut in another state, or shorter than the price,
+    leaves the price alone."""
+    from inductor_ablate.bench.estimate import Prices
+
+    def row(config, dtype, cache, wall):
+        return dict(model="mobilenet_v3_large", config=config, dtype=dtype, cache=cache, wall_s=wall, autotune_s=0)
+    def cut(cache, seconds):
+        return dict(model="mobilenet_v3_large", config="all", dtype="float32", cache=cache, cut_s=seconds)
+    files = [row("all", "bfloat16", "cold", 270.0), row("all", "bfloat16", "seeded", 50.0)]
+    seeded = Prices(files, [], [], [cut("seeded", 545.0)]).cost("mobilenet_v3_large", "all", "float32", "seeded")
+    assert seeded[:2] == (545.0, "at least the 545 s it ran before a time limit cut it (seeded)")
+    assert Prices(files, [], [], [cut("seeded", 545.0)]).cost("mobilenet_v3_large", "all", "float32", "cold")[0] == 270.0
+    assert Prices(files, [], [], [cut("cold", 20.0)]).cost("mobilenet_v3_large", "all", "float32", "cold")[0] == 270.0
+    ran = [row("all", "float32", "seeded", 300.0)]  # it finished seeded since: its own wall prices it
+    assert Prices(files, ran, [], [cut("seeded", 545.0)]).cost("mobilenet_v3_large", "all", "float32", "seeded")[0] == 300.0
+
+
+def test_a_cut_is_recorded_in_the_results_file_kept_on_resume_and_prices_the_cell_in_estimate(tmp_path):
+    """`bench --timeout` stops a hanging cell (a cut, as a call's end is): the results file's meta
+    records it with its cache state and how far it got, a resumed run keeps it and adds its own, and
+    `--estimate` with that file as `--json` prices the cell at least at the longest cut."""
+    results = tmp_path / "r.json"
+    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(tmp_path / "pid"))
+    command = [sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "sleepy", "--configs",
+               "all", "--timeout", "4", "--json", str(results), "--no-progress"]
+    for run in (1, 2):
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout + proc.stderr  # the cell's error row: timed out
+        assert cells(results)[("sleepy", "all")]["message"].startswith("timed out after 4 s")
+        cuts = json.loads(results.read_text())["meta"]["cuts"]
+        assert len(cuts) == run and all(c["model"] == "sleepy" and c["cache"] == "cold" for c in cuts), cuts
+        assert all(4 <= c["cut_s"] < 60 for c in cuts), cuts
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 1.0), timed("tiny", "all", "warm", 1.0)])
+    proc = subprocess.run([*command[:-5], "--estimate", str(history), "--json", str(results), "--no-progress"],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("sleepy"))
+    longest = max(c["cut_s"] for c in cuts)
+    assert f"at least the {longest:.0f} s it ran before a time limit cut it (cold)" in line, proc.stdout + proc.stderr
+    assert float(line.split()[2]) == round(longest), line

@@ -15,7 +15,7 @@ from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
 from .runner import (RESULTS_FORMAT, bases, cell_key, check_one_base, check_one_device, check_picks_folder, device_name, device_names,
-                     kept_on_resume, load_results, plan, read_results_file, run_matrix, save_results, skip_done)
+                     earlier_cuts, kept_on_resume, load_results, plan, read_results_file, run_matrix, save_results, skip_done)
 
 
 def _device_default() -> str:
@@ -291,7 +291,7 @@ def _estimate_main(args, cells, device, path) -> int:
     cells = [c for c in cells if cell_key(c) not in done
              and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]
     print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode, budget=args.budget,
-                   picks=args.picks, done=list(done.values())))
+                   picks=args.picks, done=list(done.values()), cuts=[] if args.fresh else earlier_cuts(path)))
     return 0
 
 

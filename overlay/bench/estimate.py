@@ -28,24 +28,42 @@ def timed_cells(cells, device: str, mode: str) -> list[dict]:
             and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
 
 
-def read_timed(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
-    """The timed cells of ``paths`` on that kind of device: (those of ``mode``, those of the other
-    mode), each file read once."""
+def cuts_of(meta: dict, device: str, mode: str) -> list[dict]:
+    """The cuts a results file's meta records (``run_matrix``: cells a time limit stopped, and how
+    far in), a merged file's parts' included, on that kind of device and mode."""
+    cuts = list(meta.get("cuts", [])) + [c for part in meta.get("parts", []) for c in cuts_of(part, device, mode)]
+    return _matching(cuts, device, mode)
+
+
+def _matching(cuts: list[dict], device: str, mode: str) -> list[dict]:
+    return [c for c in cuts if _kind(c["device"]) == _kind(device) and c["mode"] == mode]
+
+
+def read_history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict], list[dict]]:
+    """The timed cells of ``paths`` on that kind of device, (those of ``mode``, those of the other
+    mode), and their cuts of ``mode`` (``cuts_of``), each file read once."""
     from .runner import read_results_file
 
-    cells = []
+    cells, cuts = [], []
     for path in paths:
-        cells += read_results_file(path, "give results files written by `bench` or `merge`")["cells"]
-    return timed_cells(cells, device, mode), timed_cells(cells, device, _other_mode(mode))
+        data = read_results_file(path, "give results files written by `bench` or `merge`")
+        cells += data["cells"]
+        cuts += cuts_of(data.get("meta", {}), device, mode)
+    return timed_cells(cells, device, mode), timed_cells(cells, device, _other_mode(mode)), cuts
 
 
-def _history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
-    """``read_timed``; no timed cell of ``mode`` is an error."""
-    cells, other_mode = read_timed(paths, device, mode)
+def read_timed(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
+    """``read_history`` without the cuts."""
+    return read_history(paths, device, mode)[:2]
+
+
+def _history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict], list[dict]]:
+    """``read_history``; no timed cell of ``mode`` is an error."""
+    cells, other_mode, cuts = read_history(paths, device, mode)
     if not cells:
         raise UsageError(f"--estimate {','.join(paths)}: no timed {mode} cell on {_kind(device)} there; "
                          f"give results files of a run on that device and mode")
-    return cells, other_mode
+    return cells, other_mode, cuts
 
 
 def _median(cells: list[dict]) -> float:
@@ -187,15 +205,17 @@ def _runs(models: list[list[float]], budget: float) -> tuple[int, int]:
 
 
 def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype: str, mode: str,
-             budget: float | None = None, picks: str | None = None, done: list[dict] = ()) -> str:
+             budget: float | None = None, picks: str | None = None, done: list[dict] = (),
+             cuts: list[dict] = ()) -> str:
     """The table: per model, its cells, the seconds and their basis; then totals, and with
     ``budget`` how many runs of that many seconds one lane takes.  ``picks``: ``bench --picks``; a
     model with picks there starts seeded, not cold.  ``done``: the cells the results file holds,
-    priced from as ``--budget`` prices from them (``Prices``)."""
+    priced from as ``--budget`` prices from them (``Prices``); ``cuts``: its cuts."""
     from .runner import has_picks
 
-    history, other_mode = _history(history_paths, device, mode)
-    pricer = Prices(history, timed_cells(done, device, mode), other_mode)
+    history, other_mode, history_cuts = _history(history_paths, device, mode)
+    pricer = Prices(history, timed_cells(done, device, mode), other_mode,
+                    [*history_cuts, *_matching(cuts, device, mode)])
     models: dict[str, list[dict]] = {}
     for cell in cells:
         models.setdefault(cell["model"], []).append(cell)
@@ -249,9 +269,11 @@ class Budget:
     with no history at all to price it from is started, and so is the run's first cell whatever its
     price: stopping before it would leave every later run stuck at the same cell."""
 
-    def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str):
-        self.seconds, self.rows, self.device, self.mode = seconds, rows, device, mode
-        self.files, self.other_mode = read_timed(paths, device, mode)
+    def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str,
+                 cuts: list[dict] = ()):
+        """``rows``, ``cuts``: the results file's cells and cuts (``run_matrix``'s, which grow)."""
+        self.seconds, self.rows, self.device, self.mode, self.cuts = seconds, rows, device, mode, cuts
+        self.files, self.other_mode, self.file_cuts = read_history(paths, device, mode)
         self.start = time.perf_counter()
         self.first = True
 
@@ -264,7 +286,7 @@ class Budget:
         first, self.first = self.first, False
         if not (self.files or done) or first:
             return
-        prices = Prices(self.files, done, self.other_mode)
+        prices = Prices(self.files, done, self.other_mode, [*self.file_cuts, *_matching(self.cuts, self.device, self.mode)])
         price, basis, pool = prices.cost(cell["model"], cell["config"], cell["dtype"], state)
         left = self.left()
         if price > left:
@@ -276,15 +298,27 @@ class Budget:
 class Prices:
     """``_cost`` over the history files and the cells the results file already holds (``done``), a
     price taken from the files alone scaled by ``factor``: on a box slower than the one the files ran
-    on, a median price starts a cell in a call's last seconds and the call's end cuts it."""
+    on, a median price starts a cell in a call's last seconds and the call's end cuts it.  A cell
+    that a time limit cut (``cuts``) and that has not run to its end since, in that cache state,
+    costs at least what it ran before the cut."""
 
-    def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict]):
+    def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict], cuts: list[dict] = ()):
         self.files, self.done, self.history, self.other_mode = files, done, files + done, other_mode
+        self.cuts = cuts
         self.ratios = wall_ratios(done, files)
         self.factor = box_factor(self.ratios)
         self._from_files = {id(c) for c in files}
 
     def cost(self, model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
+        price, basis, pool = self._priced(model, config, dtype, state)
+        same = (model, config, dtype, state)
+        cut = [c for c in self.cuts if (c["model"], c["config"], c["dtype"], c["cache"]) == same]
+        ran = any((c["model"], c["config"], c["dtype"], c.get("cache")) == same for c in self.history)
+        if cut and not ran and price < (longest := max(c["cut_s"] for c in cut)):
+            return longest, f"at least the {longest:.0f} s it ran before a time limit cut it ({state})", cut
+        return price, basis, pool
+
+    def _priced(self, model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
         price, basis, pool = _cost(self.history, model, config, dtype, state, self.other_mode)
         if self.factor > 1 and all(id(c) in self._from_files for c in pool):
             price *= self.factor

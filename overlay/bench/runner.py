@@ -20,6 +20,8 @@ from .estimate import Budget, BudgetSpent
 BANK_SECONDS = 60
 
 KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
+#: how a cell's error row begins when ``bench --timeout`` stopped it (a cut, as a call's end is)
+TIMED_OUT = "timed out after"
 
 
 def cell_key(row: dict) -> tuple:
@@ -160,6 +162,14 @@ def kept_on_resume(path: str | None) -> dict:
     """The rows of ``path`` that a resumed run keeps: all but errors (a timeout, a crash), which it
     runs again."""
     return {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
+
+
+def earlier_cuts(path: str | None) -> list[dict]:
+    """The cuts a results file records (``meta["cuts"]``): cells a time limit stopped, and how far in.
+    A cut leaves no cell (it runs again on resume), so this is what prices it next time."""
+    if not path or not os.path.exists(path):
+        return []
+    return list(read_results_file(path, RESUME_HINT)["meta"].get("cuts", []))
 
 
 def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
@@ -342,11 +352,14 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     on with the next models' cells that fit, then stops as if interrupted (``estimate.Budget``).
     ``picks``: a folder of autotuning picks (``bench --picks``): a model's first cell starts from
     its picks there (``cache`` "seeded" instead of "cold"), and every cell's picks are saved there
-    after it.  ``base``: ``bench --base``, a row whose Inductor settings every cell also takes."""
+    after it.  ``base``: ``bench --base``, a row whose Inductor settings every cell also takes.
+    A cell that a time limit stops (a call's end, ``timeout``) is added to ``meta["cuts"]``, kept
+    across resumes, with how far it got: it prices that cell from then on (``estimate.Prices``)."""
     rows = kept_on_resume(results_path)
+    meta["cuts"] = earlier_cuts(results_path)
     pricer = None
     if budget is not None and cells:
-        pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"])
+        pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"], meta["cuts"])
     todo = [c for c in cells if cell_key(c) not in rows]
 
     def runnable(group: list[dict]) -> list[dict]:
@@ -383,9 +396,13 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         finally:  # a cell stopped by a time limit keeps what it benchmarked, too
             if picks:
                 save_picks(picks, cell, cache_dir)
+            if row is None or row.get("message", "").startswith(TIMED_OUT):
+                cut_s = round(time.perf_counter() - started, 1)
+                meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s})
             if row is None:  # the log says which cell a call's limit cut, and how far in
                 print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
-                      f"{time.perf_counter() - started:.0f} s into its process", file=sys.stderr, flush=True)
+                      f"{cut_s:.0f} s into its process", file=sys.stderr, flush=True)
+                save_results(results_path, rows, meta)
         row["cache"] = state
         rows[cell_key(cell)] = row
         save_results(results_path, rows, meta)
@@ -446,7 +463,7 @@ def _run_one(ctx, task: dict, timeout: float) -> dict:
         if parent.poll(timeout):
             row = parent.recv()
         else:
-            row = {**base, "status": "error", "message": f"timed out after {timeout:.0f} s"}
+            row = {**base, "status": "error", "message": f"{TIMED_OUT} {timeout:.0f} s"}
     except EOFError:
         row = {**base, "status": "error", "message": "cell process died without a result"}
     finally:  # also on Ctrl-C / SIGTERM: no cell is left running on the GPU behind us
