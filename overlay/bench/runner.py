@@ -85,6 +85,14 @@ def read_results_file(path: str, hint: str = "give a results file written by `be
         if lacking:
             raise UsageError(f"results file {path}: cell {i} lacks {', '.join(lacking)} (written by an older or "
                              f"different tool?); {hint}")
+    metas = [data.get("meta") or {}]
+    for meta in metas:  # a merged file's parts keep their own cuts
+        metas += [part for part in meta.get("parts", []) if isinstance(part, dict)] if isinstance(meta, dict) else []
+        for i, cut in enumerate(meta.get("cuts", []) if isinstance(meta, dict) else []):
+            if not (isinstance(cut, dict) and all(k in cut for k in (*KEY_FIELDS, "cache"))
+                    and isinstance(cut.get("cut_s"), (int, float))):
+                raise UsageError(f"results file {path}: meta's cut {i} is not a cut (the cell's fields, 'cache' and "
+                                 f"'cut_s' seconds); {hint}")
     return data
 
 
