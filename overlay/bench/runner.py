@@ -85,15 +85,22 @@ def read_results_file(path: str, hint: str = "give a results file written by `be
         if lacking:
             raise UsageError(f"results file {path}: cell {i} lacks {', '.join(lacking)} (written by an older or "
                              f"different tool?); {hint}")
-    metas = [data.get("meta") or {}]
-    for meta in metas:  # a merged file's parts keep their own cuts
-        metas += [part for part in meta.get("parts", []) if isinstance(part, dict)] if isinstance(meta, dict) else []
-        for i, cut in enumerate(meta.get("cuts", []) if isinstance(meta, dict) else []):
-            if not (isinstance(cut, dict) and all(k in cut for k in (*KEY_FIELDS, "cache"))
-                    and isinstance(cut.get("cut_s"), (int, float))):
-                raise UsageError(f"results file {path}: meta's cut {i} is not a cut (the cell's fields, 'cache' and "
-                                 f"'cut_s' seconds); {hint}")
+    _check_cuts(data.get("meta"), path, hint)
     return data
+
+
+def _check_cuts(meta, path: str, hint: str) -> None:
+    """Each cut a results file's meta records (``run_matrix``), a merged file's parts' too, names a
+    cell, its cache state and seconds, as ``estimate.Prices`` reads it."""
+    if not isinstance(meta, dict):
+        return
+    for i, cut in enumerate(meta.get("cuts", [])):
+        if not (isinstance(cut, dict) and all(k in cut for k in (*KEY_FIELDS, "cache"))
+                and isinstance(cut.get("cut_s"), (int, float))):
+            raise UsageError(f"results file {path}: meta's cut {i} is not a cut (the cell's fields, 'cache' and "
+                             f"'cut_s' seconds); {hint}")
+    for part in meta.get("parts", []):
+        _check_cuts(part, path, hint)
 
 
 def skip_done(cells: list[dict], paths: list[str], cpu_templates: bool = False) -> list[dict]:
