@@ -28,11 +28,17 @@ def timed_cells(cells, device: str, mode: str) -> list[dict]:
             and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
 
 
-def cuts_of(meta: dict, device: str, mode: str) -> list[dict]:
+def all_cuts(meta) -> list:
     """The cuts a results file's meta records (``run_matrix``: cells a time limit stopped, and how
-    far in), a merged file's parts' included, on that kind of device and mode."""
-    cuts = list(meta.get("cuts", [])) + [c for part in meta.get("parts", []) for c in cuts_of(part, device, mode)]
-    return _matching(cuts, device, mode)
+    far in), a merged file's parts' included."""
+    if not isinstance(meta, dict):
+        return []
+    return list(meta.get("cuts", [])) + [c for part in meta.get("parts", []) for c in all_cuts(part)]
+
+
+def cuts_of(meta: dict, device: str, mode: str) -> list[dict]:
+    """``all_cuts`` on that kind of device and mode."""
+    return _matching(all_cuts(meta), device, mode)
 
 
 def _matching(cuts: list[dict], device: str, mode: str) -> list[dict]:
@@ -313,8 +319,8 @@ class Prices:
         price, basis, pool = self._priced(model, config, dtype, state)
         same = (model, config, dtype, state)
         cut = [c for c in self.cuts if (c["model"], c["config"], c["dtype"], c["cache"]) == same]
-        ran = any((c["model"], c["config"], c["dtype"], c.get("cache")) == same for c in self.history)
-        if cut and not ran and price < (longest := max(c["cut_s"] for c in cut)):
+        if cut and price < (longest := max(c["cut_s"] for c in cut)) and \
+                not any((c["model"], c["config"], c["dtype"], c.get("cache")) == same for c in self.history):
             return longest, f"at least the {longest:.0f} s it ran before a time limit cut it ({state})", cut
         return price, basis, pool
 

@@ -13,7 +13,7 @@ import time
 
 from ..errors import UsageError, check_writable
 from .configs import by_name
-from .estimate import Budget, BudgetSpent
+from .estimate import Budget, BudgetSpent, all_cuts
 
 #: ``--budget`` with ``--picks``: the fewest seconds left for which a model's first cell that does not
 #: fit is started anyway, to bank its autotuning picks (less would not get past its model's set-up)
@@ -90,17 +90,13 @@ def read_results_file(path: str, hint: str = "give a results file written by `be
 
 
 def _check_cuts(meta, path: str, hint: str) -> None:
-    """Each cut a results file's meta records (``run_matrix``), a merged file's parts' too, names a
-    cell, its cache state and seconds, as ``estimate.Prices`` reads it."""
-    if not isinstance(meta, dict):
-        return
-    for i, cut in enumerate(meta.get("cuts", [])):
+    """Each cut a results file's meta records (``estimate.all_cuts``) names a cell, its cache state
+    and seconds, as ``estimate.Prices`` reads it."""
+    for i, cut in enumerate(all_cuts(meta)):
         if not (isinstance(cut, dict) and all(k in cut for k in (*KEY_FIELDS, "cache"))
                 and isinstance(cut.get("cut_s"), (int, float))):
             raise UsageError(f"results file {path}: meta's cut {i} is not a cut (the cell's fields, 'cache' and "
                              f"'cut_s' seconds); {hint}")
-    for part in meta.get("parts", []):
-        _check_cuts(part, path, hint)
 
 
 def skip_done(cells: list[dict], paths: list[str], cpu_templates: bool = False) -> list[dict]:
@@ -180,11 +176,11 @@ def kept_on_resume(path: str | None) -> dict:
 
 
 def earlier_cuts(path: str | None) -> list[dict]:
-    """The cuts a results file records (``meta["cuts"]``): cells a time limit stopped, and how far in.
-    A cut leaves no cell (it runs again on resume), so this is what prices it next time."""
+    """The cuts a results file records (``estimate.all_cuts``): cells a time limit stopped, and how far
+    in. A cut leaves no cell (it runs again on resume), so this is what prices it next time."""
     if not path or not os.path.exists(path):
         return []
-    return list(read_results_file(path, RESUME_HINT)["meta"].get("cuts", []))
+    return all_cuts(read_results_file(path, RESUME_HINT).get("meta"))
 
 
 def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
