@@ -77,7 +77,10 @@ def test_status_with_a_bad_switch_value_says_so_instead_of_marking_patches_faile
                                             ('{"cells": [{"model": "m"}]}', "cell 0 lacks suite"),
                                             ('{"format": 99, "cells": []}', "newer inductor_ablate (format 99"),
                                             ('{"meta": {"cuts": [{"model": "m"}]}, "cells": []}', "meta's cut 0 is not a cut"),
-                                            ('{"meta": {"parts": [{"cuts": [7]}]}, "cells": []}', "meta's cut 0 is not a cut")])
+                                            ('{"meta": {"parts": [{"cuts": [7]}]}, "cells": []}', "meta's cut 0 is not a cut"),
+                                            ('{"meta": {"cuts": [{"suite": "s", "model": "m", "config": "all", "device": "cpu", '
+                                             '"dtype": "float32", "mode": "inference", "cache": "cold", "cut_s": 5, '
+                                             '"priced_s": "soon"}]}, "cells": []}', "meta's cut 0 is not a cut")])
 def test_bench_refuses_a_damaged_or_foreign_results_file_before_any_cell(tmp_path, content, piece):
     path = tmp_path / "results.json"
     path.write_text(content)

@@ -218,8 +218,10 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
     results, pidfile = tmp_path / "r.json", tmp_path / "cell.pid"
     env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
                     TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(pidfile))
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 2.0)])  # --budget prices each cell from it
     proc = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "tiny,sleepy",
-                             "--configs", "all", "--repeat", "3", "--json", str(results), "--no-progress"],
+                             "--configs", "all", "--repeat", "3", "--json", str(results), "--no-progress",
+                             "--budget", "3000", "--history", str(history)],
                             env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 600
@@ -238,6 +240,10 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
     assert cells(results)[("tiny", "all")]["status"] == "ok"
     cut = json.loads(results.read_text())["meta"]["cuts"]  # what prices the hanging cell next time
     assert [(c["model"], c["config"], c["cache"]) for c in cut] == [("sleepy", "all", "cold")] and cut[0]["cut_s"] >= 0
+    # priced as --estimate would (from the history and tiny's cell of this run), with nearly all of the budget left
+    assert cut[0]["priced_s"] > 0 and 2000 < cut[0]["left_s"] <= 3000, cut
+    assert (f"cut: sleepy / all (cold cache), {cut[0]['cut_s']:.0f} s into its process (priced at "
+            f"{cut[0]['priced_s']:.0f} s, with {cut[0]['left_s']:.0f} s of --budget left at its start)") in err, err
     cell_pid = int(pidfile.read_text())
     for _ in range(50):  # the hanging cell process is gone (killed, then reaped by its forkserver)
         if not os.path.exists(f"/proc/{cell_pid}") or "zombie" in open(f"/proc/{cell_pid}/status").read():
@@ -1202,17 +1208,19 @@ def test_a_cut_is_recorded_in_the_results_file_kept_on_resume_and_prices_the_cel
     results = tmp_path / "r.json"
     env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
                     TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(tmp_path / "pid"))
-    command = [sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "sleepy", "--configs",
-               "all", "--timeout", "4", "--json", str(results), "--no-progress"]
-    for run in (1, 2):
-        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 1.0), timed("tiny", "all", "warm", 1.0)])
+    command = [sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "sleepy", "--configs", "all"]
+    for run in (1, 2):  # with --budget: each cut also records the price the run gave the cell at its start
+        proc = subprocess.run([*command, "--timeout", "4", "--json", str(results), "--no-progress", "--budget", "3000",
+                               "--history", str(history)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert proc.returncode == 1, proc.stdout + proc.stderr  # the cell's error row: timed out
         assert cells(results)[("sleepy", "all")]["message"].startswith("timed out after 4 s")
         cuts = json.loads(results.read_text())["meta"]["cuts"]
         assert len(cuts) == run and all(c["model"] == "sleepy" and c["cache"] == "cold" for c in cuts), cuts
         assert all(4 <= c["cut_s"] < 60 for c in cuts), cuts
-    history = history_file(tmp_path, [timed("tiny", "all", "cold", 1.0), timed("tiny", "all", "warm", 1.0)])
-    proc = subprocess.run([*command[:-5], "--estimate", str(history), "--json", str(results), "--no-progress"],
+    # the first run priced it from the history (1 s), the second at least at the first cut
+    assert [c["priced_s"] for c in cuts] == [1.0, cuts[0]["cut_s"]], cuts
+    proc = subprocess.run([*command, "--estimate", str(history), "--json", str(results), "--no-progress"],
                           env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     line = next(line for line in proc.stdout.splitlines() if line.startswith("sleepy"))
     longest = max(c["cut_s"] for c in cuts)

@@ -286,19 +286,27 @@ class Budget:
     def left(self) -> float:
         return self.seconds - (time.perf_counter() - self.start)
 
-    def check(self, cell: dict, state: str) -> None:
-        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``)."""
+    def quote(self, cell: dict, state: str) -> dict | None:
+        """The cell's price now and the seconds left (``price_s``, ``left_s``; ``basis`` and ``why``
+        for a refusal's message), or None with nothing to price it from.  A cut cell's record keeps the two numbers, so a cut
+        tells an underpriced cell (cut past its price) from one started knowingly (banked, or first)."""
         done = timed_cells(self.rows.values(), self.device, self.mode)
-        first, self.first = self.first, False
-        if not (self.files or done) or first:
-            return
+        if not (self.files or done):
+            return None
         prices = Prices(self.files, done, self.other_mode, [*self.file_cuts, *_matching(self.cuts, self.device, self.mode)])
         price, basis, pool = prices.cost(cell["model"], cell["config"], cell["dtype"], state)
-        left = self.left()
-        if price > left:
-            why = f"; {prices.note()}" if basis.endswith(f"x{prices.factor:.2f}") else ""
-            raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {price:.0f} s ({basis} ({len(pool)})) and "
-                              f"{max(left, 0):.0f} s of --budget {self.seconds:g} are left{why}")
+        why = f"; {prices.note()}" if basis.endswith(f"x{prices.factor:.2f}") else ""
+        return {"price_s": price, "left_s": self.left(), "basis": f"{basis} ({len(pool)})", "why": why}
+
+    def check(self, cell: dict, state: str) -> dict | None:
+        """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``).  Returns the
+        cell's ``quote``; raises ``BudgetSpent`` when it is priced above the seconds left."""
+        first, self.first = self.first, False
+        quote = self.quote(cell, state)
+        if quote is not None and not first and quote["price_s"] > quote["left_s"]:
+            raise BudgetSpent(f"{cell['model']} / {cell['config']} is priced at {quote['price_s']:.0f} s ({quote['basis']}) "
+                              f"and {max(quote['left_s'], 0):.0f} s of --budget {self.seconds:g} are left{quote['why']}")
+        return quote
 
 
 class Prices:

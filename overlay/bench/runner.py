@@ -94,9 +94,10 @@ def _check_cuts(meta, path: str, hint: str) -> None:
     and seconds, as ``estimate.Prices`` reads it."""
     for i, cut in enumerate(all_cuts(meta)):
         if not (isinstance(cut, dict) and all(k in cut for k in (*KEY_FIELDS, "cache"))
-                and isinstance(cut.get("cut_s"), (int, float))):
+                and isinstance(cut.get("cut_s"), (int, float))
+                and all(isinstance(cut.get(k, 0), (int, float)) for k in ("priced_s", "left_s"))):
             raise UsageError(f"results file {path}: meta's cut {i} is not a cut (the cell's fields, 'cache' and "
-                             f"'cut_s' seconds); {hint}")
+                             f"'cut_s' seconds, and 'priced_s' and 'left_s' seconds where given); {hint}")
 
 
 def skip_done(cells: list[dict], paths: list[str], cpu_templates: bool = False) -> list[dict]:
@@ -396,7 +397,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     not_started, first_stop = 0, None  # cells the budget did not start, and why the first was not
     bank = None  # the first model-first cell the budget did not start, when its picks outlive a cut
 
-    def run(cell: dict, state: str, cache_dir: str, artifact_dir: str) -> None:
+    def run(cell: dict, state: str, cache_dir: str, artifact_dir: str, quote: dict | None = None) -> None:
         if state == "seeded":
             seed_picks(picks, cell, cache_dir)
         task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base,
@@ -409,10 +410,14 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 save_picks(picks, cell, cache_dir)
             if row is None or row.get("message", "").startswith(TIMED_OUT):
                 cut_s = round(time.perf_counter() - started, 1)
-                meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s})
-            if row is None:  # the log says which cell a call's limit cut, and how far in
+                priced = {} if quote is None else {"priced_s": round(quote["price_s"], 1),
+                                                   "left_s": round(max(quote["left_s"], 0), 1)}
+                meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s, **priced})
+            if row is None:  # the log says which cell a call's limit cut, how far in, and what it was priced at
+                at = "" if not priced else (f" (priced at {priced['priced_s']:.0f} s, with {priced['left_s']:.0f} s "
+                                            f"of --budget left at its start)")
                 print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
-                      f"{cut_s:.0f} s into its process", file=sys.stderr, flush=True)
+                      f"{cut_s:.0f} s into its process{at}", file=sys.stderr, flush=True)
                 save_results(results_path, rows, meta)
         row["cache"] = state
         rows[cell_key(cell)] = row
@@ -431,9 +436,10 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
                 state = ("warm" if warm else "seeded" if picks and has_picks(picks, cell, meta.get("device_name"))
                          else "cold")
+                quote = None
                 if pricer is not None:
                     try:
-                        pricer.check(cell, state)
+                        quote = pricer.check(cell, state)
                     except BudgetSpent as exc:  # not started, nor its model's later cells
                         shutil.rmtree(artifact_dir, ignore_errors=True)
                         not_started += len(group) - i
@@ -441,7 +447,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                         if bank is None and picks and state != "warm":
                             bank = (cell, state)
                         break
-                run(cell, state, cache_dir, artifact_dir)
+                run(cell, state, cache_dir, artifact_dir, quote)
         banked = bank is not None and pricer.left() >= BANK_SECONDS
         if banked:
             # Nothing else fits: the seconds left go to autotuning this model's first cell, whose
@@ -450,7 +456,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
             print(f"banking: {cell['model']} / {cell['config']} ({state}) starts with {pricer.left():.0f} s of the "
                   f"budget left; if a time limit cuts it, --picks keeps what it benchmarked", file=sys.stderr, flush=True)
             not_started -= 1
-            run(cell, state, *cache_dirs(cache_root, cell, caches == "shared"))
+            run(cell, state, *cache_dirs(cache_root, cell, caches == "shared"), pricer.quote(cell, state))
         if first_stop is not None:
             raise BudgetSpent(f"{first_stop}; {not_started} cell(s) not started (the later models' cells that "
                               f"fitted ran{', then the first of them, banked' if banked else ''})")
