@@ -859,6 +859,22 @@ def test_budget_with_picks_banks_the_seconds_left_on_a_models_first_cell_that_di
     assert ("tiny2", "all") not in cells(tmp_path / "r2.json")
 
 
+def test_a_banked_cell_that_a_time_limit_cuts_records_its_price_above_the_seconds_it_was_started_with(tmp_path):
+    """EfficientNet-B0's float32 `all` was banked with 308 s left and cut 306 s in: the cut's record
+    says it was started knowingly, priced above the seconds left (here: an hour, with under 600 s)."""
+    history = history_file(tmp_path, [timed("tiny", "all", "cold", 2), timed("sleepy", "all", "cold", 3600)])
+    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(tmp_path / "pid"))
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "tiny,sleepy",
+                           "--configs", "all", "--history", str(history), "--picks", str(tmp_path / "picks"), "--timeout",
+                           "4", "--json", str(tmp_path / "r.json"), "--budget", "600", "--no-progress"],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "banking: sleepy / all (cold) starts with" in proc.stderr, proc.stderr
+    (cut,) = json.loads((tmp_path / "r.json").read_text())["meta"]["cuts"]
+    assert (cut["model"], cut["cache"], cut["priced_s"]) == ("sleepy", "cold", 3600.0), cut
+    assert 60 <= cut["left_s"] < 600 and cut["cut_s"] >= 4, cut
+
+
 def test_picks_seed_a_fresh_runs_first_cell_with_an_earlier_runs_autotuning(tmp_path):
     """--picks, with matmul templates autotuned on CPU: the first run saves the model's picks; a
     second run, with a new results file and empty caches (as on a fresh machine), starts the model's
