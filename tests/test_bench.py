@@ -22,9 +22,14 @@ ROOT = os.path.dirname(TESTS)
 SUITE = "bench_fixtures:suite"
 
 
+def bench_env(tmp_path, **more):
+    """A bench subprocess's environment: the test suite importable, Inductor's cache under tmp_path."""
+    return clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                     TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), **more)
+
+
 def bench(*args, tmp_path):
-    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    env = bench_env(tmp_path)
     extra = ["--no-progress"] if args[0] == "bench" else []
     return subprocess.run([sys.executable, "-m", "inductor_ablate", *args, *extra], env=env,
                           capture_output=True, text=True, timeout=900, cwd=tmp_path)
@@ -216,8 +221,7 @@ def test_eager_spread_names_the_model_whose_eager_time_moved_most_between_proces
 
 def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
     results, pidfile = tmp_path / "r.json", tmp_path / "cell.pid"
-    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(pidfile))
+    env = bench_env(tmp_path, IA_TEST_PIDFILE=str(pidfile))
     history = history_file(tmp_path, [timed("tiny", "all", "cold", 2.0)])  # --budget prices each cell from it
     proc = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "tiny,sleepy",
                              "--configs", "all", "--repeat", "3", "--json", str(results), "--no-progress",
@@ -863,8 +867,7 @@ def test_a_banked_cell_that_a_time_limit_cuts_records_its_price_above_the_second
     """EfficientNet-B0's float32 `all` was banked with 308 s left and cut 306 s in: the cut's record
     says it was started knowingly, priced above the seconds left (here: an hour, with under 600 s)."""
     history = history_file(tmp_path, [timed("tiny", "all", "cold", 2), timed("sleepy", "all", "cold", 3600)])
-    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(tmp_path / "pid"))
+    env = bench_env(tmp_path, IA_TEST_PIDFILE=str(tmp_path / "pid"))
     proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "tiny,sleepy",
                            "--configs", "all", "--history", str(history), "--picks", str(tmp_path / "picks"), "--timeout",
                            "4", "--json", str(tmp_path / "r.json"), "--budget", "600", "--no-progress"],
@@ -929,8 +932,7 @@ def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
     """A run stopped (SIGTERM, as `timeout` sends) in a model's cold `all`, once Inductor has written
     its first benchmarked picks to the cache, still copies them to --picks: a fresh machine's next
     run resumes that autotuning instead of starting it again."""
-    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    env = bench_env(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--models", "mlp_gelu", "--configs",
                              "all", "--cpu-templates", "--picks", str(tmp_path / "picks"), "--json",
                              str(tmp_path / "r.json"), "--no-progress"], env=env, cwd=tmp_path,
@@ -952,8 +954,7 @@ def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
 
 def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
     """Two lanes at once, sharing --claims: however the models split, every cell runs in exactly one lane."""
-    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    env = bench_env(tmp_path)
     procs = [subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models",
                                "tiny,tiny2,tiny3", "--configs", "all", "--repeat", "3", "--shard", f"{k}/2",
                                "--claims", str(tmp_path / "claims"), "--json", str(tmp_path / f"lane{k}.json"),
@@ -1222,8 +1223,7 @@ def test_a_cut_is_recorded_in_the_results_file_kept_on_resume_and_prices_the_cel
     records it with its cache state and how far it got, a resumed run keeps it and adds its own, and
     `--estimate` with that file as `--json` prices the cell at least at the longest cut."""
     results = tmp_path / "r.json"
-    env = clean_env(PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                    TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"), IA_TEST_PIDFILE=str(tmp_path / "pid"))
+    env = bench_env(tmp_path, IA_TEST_PIDFILE=str(tmp_path / "pid"))
     history = history_file(tmp_path, [timed("tiny", "all", "cold", 1.0), timed("tiny", "all", "warm", 1.0)])
     command = [sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "sleepy", "--configs", "all"]
     for run in (1, 2):  # with --budget: each cut also records the price the run gave the cell at its start
