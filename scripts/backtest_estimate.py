@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from inductor_ablate.bench.estimate import _cost, read_timed, timed_cells
+from inductor_ablate.bench.estimate import _cost, read_history, timed_cells
 from inductor_ablate.bench.runner import read_results_file
 from inductor_ablate.errors import OneLineParser, UsageError, run_script
 
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     if not cells:
         raise UsageError(f"{args.results}: no cell")
     device, mode = cells[0]["device"], cells[0]["mode"]
-    history = read_timed(args.history, device, mode)[0]
+    history = read_history(args.history, device, mode)[0]
     results = timed_cells(cells, device, mode)
     if not history:
         raise UsageError(f"--history: no timed {mode} cell on {device} there")

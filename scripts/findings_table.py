@@ -275,7 +275,7 @@ def other_mode_cells(path: str, other_path: str, cells: list[dict]) -> tuple[lis
     here = estimate.timed_cells(cells, device, mode)
     if not here:
         raise UsageError(f"{path} holds no timed cell (status ok, with wall_s) to set against {other_path}")
-    _, there = estimate.read_timed([other_path], device, mode)
+    _, there, _ = estimate.read_history([other_path], device, mode)
     if not there:
         raise UsageError(f"{other_path} holds no timed cell on {device} in the other mode than {path}'s ({mode}); "
                          f"give a results file of the other mode")

@@ -58,11 +58,6 @@ def read_history(paths: list[str], device: str, mode: str) -> tuple[list[dict], 
     return timed_cells(cells, device, mode), timed_cells(cells, device, _other_mode(mode)), cuts
 
 
-def read_timed(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict]]:
-    """``read_history`` without the cuts."""
-    return read_history(paths, device, mode)[:2]
-
-
 def _history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict], list[dict]]:
     """``read_history``; no timed cell of ``mode`` is an error."""
     cells, other_mode, cuts = read_history(paths, device, mode)
@@ -288,8 +283,9 @@ class Budget:
 
     def quote(self, cell: dict, state: str) -> dict | None:
         """The cell's price now and the seconds left (``price_s``, ``left_s``; ``basis`` and ``why``
-        for a refusal's message), or None with nothing to price it from.  A cut cell's record keeps the two numbers, so a cut
-        tells an underpriced cell (cut past its price) from one started knowingly (banked, or first)."""
+        for a refusal's message), or None with nothing to price it from.  A cut cell's record keeps
+        the two numbers, so a cut tells an underpriced cell (cut past its price) from one started
+        knowingly (banked, or first)."""
         done = timed_cells(self.rows.values(), self.device, self.mode)
         if not (self.files or done):
             return None
