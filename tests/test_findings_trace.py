@@ -20,7 +20,7 @@ REPEAT = "docs/results/raw/h200-repeat-bf16-inference-target.json"
 H100 = "docs/results/raw/h100-bf16-inference-paper.json"
 TRAINING_REPEAT = "docs/results/raw/h200-repeat-bf16-training.json"
 LIBRARY_MATMULS = "docs/results/raw/h200-library-matmuls-bf16-inference.json"
-FLOAT32 = "docs/results/raw/h200-fp32-inference-part.json"
+FLOAT32 = "docs/results/h200-real-fp32-inference.json"
 CPU_VISION = "docs/data/cpu-vision-inference.json"
 CPU_TRAINING = "docs/data/cpu-training-grouping.json"
 CPU_HF_TRAINING = "docs/data/cpu-hf-training.json"
@@ -62,7 +62,7 @@ def run_merge(line: str, out: str) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-@pytest.mark.parametrize("merged", [INFERENCE, TRAINING, CPU_VISION])
+@pytest.mark.parametrize("merged", [INFERENCE, TRAINING, FLOAT32, CPU_VISION])
 def test_the_documented_merge_line_rebuilds_the_committed_file(merged, tmp_path):
     out = str(tmp_path / "merged.json")
     run_merge(merge_line(merged), out)
@@ -119,7 +119,7 @@ def test_every_table_copied_from_a_script_is_what_the_script_prints_now():
     # paper's rows, per model, training over inference per model; the repeats against the merged files;
     # the H100 against the H200 (rows, per model); the H200 with the matmul templates off, against the
     # H200 with them and against the H100; CPU vision: paper's rows, ours, fusions; CPU training
-    # (vision, HF): paper's rows, ours; float32 so far: the paper's rows, and against bfloat16
+    # (vision, HF): paper's rows, ours; float32: the paper's rows, and against bfloat16
     assert checked >= 23, f"only {checked} tables of findings.md matched a script's table"
 
 
