@@ -160,6 +160,12 @@ def fusion_made(scheduler, node1, node2) -> bool:
     return skip
 
 
+def inline_limit_reached() -> bool:
+    """True once INDUCTOR_INLINE_LIMIT decisions were made: every later one is realized."""
+    limit = config.effective()["inline_limit"]
+    return limit is not None and _counts.total["inline"] >= limit
+
+
 def inline_candidate(fx_node, box) -> bool:
     """An FX node's unrealized computed output: number it, and return True to realize it (beyond
     INDUCTOR_INLINE_LIMIT) or False to leave it to Inductor (which may still realize it)."""

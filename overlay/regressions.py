@@ -69,6 +69,27 @@ def _index_put_own_values(device):
                 torch.tensor([1, 0], device=device))
 
 
+def _inline_limit_int_index(device):
+    """Issue 54: stopped Inductor under INDUCTOR_INLINE_LIMIT=0 and =3 on torch 2.11 (CPU, with the
+    backward), where INDUCTOR_NO_INLINE=1 compiled it: the limit realized the backward's iota and fmod
+    but let Inductor recompute them in their readers, which bounds-checked the index against a size
+    kept as a Python int, and the C++ fusion of nodes with different loop ranges asserted on it."""
+    def fn(x0, x1):
+        a = torch.sin(x0)
+        b = torch.lerp(a, a, 0.3)
+        c = b.amin(0, keepdim=True) + b  # noqa: F841 (dead code, as in the program found)
+        idx = torch.arange(b.shape[-1], device=x0.device).flip(0)
+        d = b.index_select(-1, idx) * 0.9
+        e = x1.clone()
+        e[..., ::2] += 1.0
+        e.mul_(0.5)
+        g = x1 * d  # noqa: F841
+        h = (d * 0.5 + 0.25).roll(1, -1)
+        return h + 0.5 * d
+    gen = torch.Generator().manual_seed(0)
+    return fn, tuple(torch.randn(8, 64, generator=gen).to(device).requires_grad_() for _ in range(2))
+
+
 REGRESSIONS = {
     "issue10_gradient": Regression(_issue10_gradient, True, None,
                                    "roll, cat, index_select, maximum, transposed copy; gradients"),
@@ -78,6 +99,8 @@ REGRESSIONS = {
                                              "an accumulating index_put_ in a 2-D tiled C++ kernel"),
     "index_put_own_values": Regression(_index_put_own_values, False, "fix-index-put-self-values",
                                        "index_put_ of a tensor's own values into (what was) its clone"),
+    "inline_limit_int_index": Regression(_inline_limit_int_index, True, None,
+                                         "an inlining limit over a backward that bounds-checks an index"),
 }
 
 

@@ -158,15 +158,47 @@ def inline_hooks_on() -> bool:
     return on("no_inline") or decisions.active()
 
 
-def realize_node_outputs(node, result) -> None:
+_LOAD = "_inductor_ablate_load"  # set on a ComputedBuffer: readers load it, even if it reads nothing
+
+
+def realize_node_outputs(node, result, buffers: list, watermark: int) -> None:
     """After an FX node's lowering: NO_INLINE realizes every computed output; with a limit or the
-    log on, each output is an inlining decision, realized past INDUCTOR_INLINE_LIMIT."""
+    log on, each output is an inlining decision, realized past INDUCTOR_INLINE_LIMIT.
+
+    ``buffers[watermark:]``: the buffers this node's lowering registered.  NO_INLINE also has readers
+    load a realized buffer that reads nothing (``loads_zero_read``); a limit does the same for the
+    buffers of a node past it (its first decision numbered above the limit) and for each output it
+    realizes, so that INDUCTOR_INLINE_LIMIT=0 generates exactly NO_INLINE's code."""
     no_inline = on("no_inline")
     counting = decisions.active()
+    past = not no_inline and decisions.inline_limit_reached()
     for box in _unrealized_outputs(node, result):
         realize = counting and decisions.inline_candidate(node, box)
         if no_inline or realize:
             box.realize()
+        if realize:
+            setattr(box.data, _LOAD, True)
+    if past:
+        from torch._inductor import ir
+
+        for buf in buffers[watermark:]:
+            if isinstance(buf, ir.ComputedBuffer):
+                setattr(buf, _LOAD, True)
+
+
+def loads_zero_read(buffer) -> bool:
+    """ComputedBuffer.make_loader: True to load a buffer that reads no memory instead of recomputing
+    it in each reader (NO_INLINE, or a buffer realize_node_outputs marked past a limit)."""
+    return on("no_inline") or getattr(buffer, _LOAD, False)
+
+
+def as_index_expr(expr):
+    """A loop body's index expression as sympy: a static size may arrive as a Python int."""
+    if type(expr) is int:
+        import sympy
+
+        return sympy.Integer(expr)
+    return expr
 
 
 @functools.lru_cache(maxsize=None)

@@ -20,7 +20,8 @@ def per_version(common: dict, ranges: dict[str, dict]) -> list[dict]:
     return [{**common, "torch": spec, **fields} for spec, fields in ranges.items()]
 
 
-from . import choices, codecache, cpp, graph, lowering, scheduler, triton  # noqa: E402 (they use per_version)
+from . import choices, codecache, cpp, graph, loop_body, lowering, scheduler, triton  # noqa: E402 (they use per_version)
 
 DEFINITIONS = [*choices.PATCHES, *scheduler.PATCHES, *cpp.PATCHES, *triton.PATCHES, *graph.PATCHES,
-               *lowering.PATCHES, *codecache.PATCHES]
+               *lowering.PATCHES, *loop_body.PATCHES,
+               *codecache.PATCHES]

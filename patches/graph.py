@@ -15,7 +15,8 @@ PATCHES = [
         target="torch._inductor.graph",
         qualname="GraphLowering.run_node",
         at="before",
-        code="if __inductor_ablate__.inline_hooks_on(): __inductor_ablate__.realize_node_outputs(n, result)",
+        code="if __inductor_ablate__.inline_hooks_on(): "
+             "__inductor_ablate__.realize_node_outputs(n, result, self.buffers, buffer_watermark)",
         flag="no_inline",
         why="an unrealized buffer is inlined into its consumers; realize every FX node's outputs after lowering "
             "(INDUCTOR_INLINE_LIMIT: those past the limit; the decision log numbers them)",
@@ -35,9 +36,9 @@ PATCHES = [
         qualname="ComputedBuffer.make_loader",
         anchor="self.num_reads() == 0",
         at="start",
-        code="if __inductor_ablate__.on('no_inline'): return super().make_loader()",
+        code="if __inductor_ablate__.loads_zero_read(self): return super().make_loader()",
         flag="no_inline",
         why="a realized buffer that reads no memory (full, iota, arange) is still inlined into its readers; "
-            "load it instead",
+            "load it instead (INDUCTOR_INLINE_LIMIT: those of FX nodes past the limit)",
     ),
 ]

@@ -23,6 +23,19 @@ PATCHES = [
                        why="fixed upstream in torch 2.15 (renames re-applied whenever the node has any): "
                            "checked, not patched"),
     }),
+    # A choices class that overrides can_fuse (a user's config.inductor_choices_class, torch 2.15's
+    # registered contributors) never reaches the patched InductorChoices.can_fuse: the scheduler asks
+    # the same veto itself, right before it asks V.choices (the one call site in every version).
+    *per_version(dict(
+        slug="no-fuse-veto-any-choices",
+        target="torch._inductor.scheduler",
+        anchor="if not V.choices.can_fuse(self, node1, node2, shared_data_score):",
+        at="before",
+        code="if __inductor_ablate__.fusion_blocked(node1, node2): return False",
+        flag="no_fuse",
+        why="the same veto at the scheduler's call of V.choices.can_fuse, so a choices class that overrides "
+            "can_fuse without calling the base class cannot get around INDUCTOR_NO_FUSE or the limits",
+    ), {"<2.13": dict(qualname="Scheduler.can_fuse"), ">=2.13": dict(qualname="Scheduler._can_fuse")}),
     # Before 2.11 fuse_two_nodes is a closure inside fuse_nodes_once (self is in its scope); applied
     # on 2.9.1 and 2.10.0 installs, test_bisect.py passes on 2.10.0.
     *per_version(dict(

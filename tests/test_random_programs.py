@@ -5,7 +5,8 @@ gets wrong as well is not the switch's doing: it is counted as a hypothesis even
 wrong too", shown by --hypothesis-show-statistics) and, with INDUCTOR_ABLATE_FUZZ_LOG=FILE, its source
 is appended there (docs/correctness.md lists what such runs found).
 
-CI runs a few examples per configuration (about 50 in all).  A long run:
+CI runs a few examples per configuration (about 50 in all), and four times as many under random
+decision limits and skip sets (test_random_program_matches_eager_under_random_limits).  A long run:
     INDUCTOR_ABLATE_FUZZ_EXAMPLES=120 python -m pytest -q tests/test_random_programs.py   # per config
 and on a GPU:  INDUCTOR_ABLATE_TEST_DEVICE=cuda ...  (results in docs/correctness.md)
 INDUCTOR_ABLATE_FUZZ_POISON=1 compiles every program (switched and stock) with poisoned buffers
@@ -17,8 +18,10 @@ import os
 import pytest
 import torch
 from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 import inductor_ablate
+from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers
 from inductor_ablate.random_programs import TOLERANCE, max_error, run, specs
@@ -56,16 +59,53 @@ def test_random_program_matches_eager(ablate, config, spec):
         got = run(torch.compile(fn), args, spec.backward)
     error = max_error(got, expected)
     if error > TOLERANCE[spec.dtype] and stock_error(fn, args, spec, expected) > TOLERANCE[spec.dtype]:
-        event("stock Inductor wrong too")
-        if os.environ.get("INDUCTOR_ABLATE_FUZZ_LOG"):
-            with open(os.environ["INDUCTOR_ABLATE_FUZZ_LOG"], "a") as f:
-                f.write(f"# {DEVICE} {spec.dtype} {spec.rows}x{spec.cols} backward={spec.backward} {config}: "
-                        f"error {error:.3g}\n{spec.source()}\n")
+        stock_wrong_too(config, spec, error)
         return
     assert error <= TOLERANCE[spec.dtype], f"{config}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source()}"
     census = summarize(sink)
     if config == "one-kernel-per-op" and (census.kernels or census.externs):  # views only: nothing to check
         inductor_ablate.assert_one_op_per_kernel(census)
+
+
+@st.composite
+def decision_limits(draw):
+    """Random decision limits and skip sets (issue 54: whole switches alone missed a crash that only
+    a limit reached): an inlining limit, a fusion limit, a skip set, or an inlining limit with one of
+    the other two, each number small enough to fall inside a small program's decisions."""
+    inline = {"inline_limit": draw(st.integers(0, 12))}
+    fuse = draw(st.sampled_from([
+        {"fuse_limit": draw(st.integers(0, 8))},
+        {"fuse_skip": ",".join(map(str, sorted(draw(st.sets(st.integers(1, 8), min_size=1, max_size=3)))))}]))
+    return draw(st.sampled_from([inline, fuse, {**inline, **fuse}]))
+
+
+@settings(max_examples=4 * EXAMPLES, deadline=None, database=None, print_blob=True, derandomize=not LONG_RUN,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(spec=specs(), limits=decision_limits())
+def test_random_program_matches_eager_under_random_limits(ablate, spec, limits):
+    fn, args = spec.build()
+    args = [a.to(DEVICE) for a in args]
+    expected = run(fn, args, spec.backward)
+    torch._dynamo.reset()
+    decisions.reset()  # numbered from 1 in each example, as in a fresh process
+    with ablate.config.patch(**limits), compiling():
+        got = run(torch.compile(fn), args, spec.backward)
+    error = max_error(got, expected)
+    event(f"limits: {'+'.join(sorted(limits))}")
+    if error > TOLERANCE[spec.dtype] and stock_error(fn, args, spec, expected) > TOLERANCE[spec.dtype]:
+        stock_wrong_too(limits, spec, error)
+        return
+    assert error <= TOLERANCE[spec.dtype], f"{limits}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source()}"
+
+
+def stock_wrong_too(config, spec, error) -> None:
+    """Count the program as stock's bug, not the switch's, and keep its source (INDUCTOR_ABLATE_FUZZ_LOG)."""
+    event("stock Inductor wrong too")
+    if os.environ.get("INDUCTOR_ABLATE_FUZZ_LOG"):
+        with open(os.environ["INDUCTOR_ABLATE_FUZZ_LOG"], "a") as f:
+            f.write(f"# {DEVICE} {spec.dtype} {spec.rows}x{spec.cols} backward={spec.backward} {config}: "
+                    f"error {error:.3g}\n{spec.source()}\n")
 
 
 def stock_error(fn, args, spec, expected) -> float:
