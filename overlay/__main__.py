@@ -1,4 +1,4 @@
-"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect}``."""
+"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff}``."""
 from __future__ import annotations
 
 import argparse
@@ -135,7 +135,7 @@ def _bare_no_fuse(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect")
+COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff")
 
 
 def main(argv=None) -> int:
@@ -180,10 +180,15 @@ def _main(argv) -> int:
         from .bench.cli import main as bench_main
 
         return bench_main(argv)
+    sub.add_parser("diff", add_help=False, help="the fusions and inlinings in one decision log and not another")
     if argv[:1] == ["bisect"]:
         from .bisector import main as bisect_main
 
         return bisect_main(argv[1:])
+    if argv[:1] == ["diff"]:
+        from .logdiff import main as diff_main
+
+        return diff_main(argv[1:])
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         parser.error(f"unknown option {argv[0]!r} before the command; commands: {', '.join(COMMANDS)}")
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:

@@ -129,7 +129,10 @@ def _emit(record: dict) -> None:
                 _counts.log_path, _counts.log_file = path, open(path, "a", buffering=1)
             _counts.log_file.write(json.dumps(record) + "\n")
     if log.isEnabledFor(logging.DEBUG):
-        if record["decision"] == "fusion":
+        if record["decision"] == "refusal":
+            log.debug("graph %s fusion %s %s: %s %s + %s %s: %s", record["graph"], record["kind"], record["result"],
+                      record["node1"], record["ops1"], record["node2"], record["ops2"], record["reason"])
+        elif record["decision"] == "fusion":
             log.debug("#%d graph %d.%d fusion %s %s: %s %s + %s %s (score %s)", record["n"], record["graph"],
                       record["graph_n"], record["kind"], record["result"], record["node1"], record["ops1"],
                       record["node2"], record["ops2"], record["score"])
@@ -160,6 +163,51 @@ def fusion_made(scheduler, node1, node2) -> bool:
     return skip
 
 
+def _pending_refusals() -> dict:
+    """{id(WhyNoFuse): (node1, node2)} of the graph being compiled (it dies with the graph)."""
+    from torch._inductor.virtualized import V
+
+    return V.graph.__dict__.setdefault("_inductor_ablate_why", {})
+
+
+def refusal_nodes(why, node1, node2) -> None:
+    """WhyNoFuse.__init__: keep the pair's nodes until Inductor says why it refuses them."""
+    if logging_on():
+        _pending_refusals()[id(why)] = (node1, node2)
+
+
+def fusion_refused(why) -> None:
+    """Called after Inductor's WhyNoFuse records why it will not fuse a pair: log the refusal once per
+    pair and reason in a graph.  Not numbered and not counted: INDUCTOR_FUSE_LIMIT, INDUCTOR_FUSE_SKIP
+    and bisect number only the fusions made, so their numbers do not change with the log on."""
+    from torch._inductor.virtualized import V
+
+    from .runtime import fusion_kind
+
+    nodes = _pending_refusals().pop(id(why), None)
+    if nodes is None:
+        return
+    graph = V.graph
+    seen = graph.__dict__.setdefault("_inductor_ablate_refused", set())
+    key = (why.name1, why.name2, why.reason)
+    if key in seen:
+        return
+    seen.add(key)
+    try:
+        reason = why.reason % why.args
+    except Exception:  # a log field must never break compilation
+        reason = why.reason
+    try:
+        kind = fusion_kind(*nodes)
+    except Exception:
+        kind = None
+    template = why.reason.split("%")[0].strip().rstrip(":,=( ") or why.reason
+    _emit({"decision": "refusal", "graph": getattr(graph, "_inductor_ablate_index", None),
+           "after": _counts.total["fusion"], "kind": kind, "node1": why.name1, "node2": why.name2,
+           "ops1": _ops(nodes[0]), "ops2": _ops(nodes[1]), "result": f"refused ({template})",
+           "reason": " ".join(str(reason).split())})
+
+
 def inline_limit_reached() -> bool:
     """True once INDUCTOR_INLINE_LIMIT decisions were made: every later one is realized."""
     limit = config.effective()["inline_limit"]
@@ -179,8 +227,33 @@ def inline_candidate(fx_node, box) -> bool:
     return realize
 
 
+def load_log(path: str) -> list[dict]:
+    """Every record of a decision log a user names: a missing file, a line that is not JSON or a
+    record that is not a decision is bad input (UsageError: one line, exit 2)."""
+    from .errors import UsageError
+
+    try:
+        with open(path) as f:
+            lines = f.readlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read decision log {path!r}: {exc.strerror}") from None
+    records = []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise UsageError(f"{path}:{i}: not a decision log (not a JSON line; INDUCTOR_ABLATE_LOG writes one "
+                             f"JSON object per decision)") from None
+        if not isinstance(record, dict) or record.get("decision") not in ("fusion", "inline", "refusal"):
+            raise UsageError(f"{path}:{i}: not a decision log (no 'decision' of fusion, inline or refusal)")
+        records.append(record)
+    return records
+
+
 def read_log(path: str, kind: str | None = None) -> list[dict]:
-    """The records of a JSONL decision log (``kind``: "fusion" or "inline" only)."""
+    """The records of a JSONL decision log (``kind``: "fusion", "inline" or "refusal" only)."""
     if not os.path.exists(path):
         return []
     with open(path) as f:

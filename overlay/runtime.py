@@ -11,7 +11,7 @@ import hashlib
 
 from . import decisions
 from .config import config
-from .decisions import fusion_made  # noqa: F401 (a hook: patched torch code calls it)
+from .decisions import fusion_made, fusion_refused, refusal_nodes  # noqa: F401 (hooks: patched torch calls them)
 from .switches import FUSION_KINDS
 
 _ALL_KINDS = frozenset(FUSION_KINDS)

@@ -52,6 +52,29 @@ PATCHES = [
                       at="before"),
         ">=2.11": dict(qualname="Scheduler.fuse_two_nodes", anchor="def fuse_two_nodes(", at="start"),
     }),
+    # Inductor's own refusals, for the decision log (issue 51): WhyNoFuse (a slots dataclass) keeps
+    # only the two names, so its __init__ hands the nodes to us (only while decisions are counted).
+    dict(
+        slug="decision-log-refusal-nodes",
+        target="torch._inductor.scheduler",
+        qualname="WhyNoFuse.__init__",
+        anchor="self.name1 = node1.get_name()",
+        at="before",
+        code="if __inductor_ablate__.decisions_active(): __inductor_ablate__.refusal_nodes(self, node1, node2)",
+        flag="fuse_limit",
+        why="keeps a refused pair's nodes, so the decision log can give both sides' ops",
+    ),
+    dict(
+        slug="decision-log-refusal",
+        target="torch._inductor.scheduler",
+        qualname="WhyNoFuse.__call__",
+        anchor="fusion_log.debug(self)",
+        at="after",
+        code="if __inductor_ablate__.decisions_active(): __inductor_ablate__.fusion_refused(self)",
+        flag="fuse_limit",
+        why="logs each candidate pair Inductor refuses, with its reason (result 'refused (...)'); "
+            "refusals are not numbered, so the limits and bisect count what they counted before",
+    ),
     dict(
         slug="no-fuse-foreach",
         target="torch._inductor.scheduler",

@@ -187,3 +187,71 @@ def test_rank_leaves_out_each_top_fusion_of_an_embedded_model(tmp_path):
     assert [r["change"] for r in rows] == sorted((r["change"] for r in rows), reverse=True)
     table = proc.stdout.split(" fusion\n", 1)[1].strip().splitlines()
     assert [int(line.split()[1]) for line in table] == [r["n"] for r in rows]
+
+
+REFUSING = """
+import torch, inductor_ablate
+
+def f(x, y):
+    a = torch.sin(x) * 2 + y
+    b = a.sum(0)
+    c = torch.cos(y.t()) * 2
+    return b, c, a.relu()
+
+with inductor_ablate.config.patch(no_inline=True, flush_every_node=True):
+    torch.compile(f)(torch.randn(64, 48), torch.randn(64, 48))
+"""
+
+
+def test_the_log_records_inductors_refusals_without_numbering_them(tmp_path):
+    script = _script(tmp_path, REFUSING)
+    full, plain = tmp_path / "full.jsonl", tmp_path / "plain.jsonl"
+    proc = _run(script, INDUCTOR_ABLATE_LOG=str(full), TORCH_LOGS="+inductor_ablate")
+    records = _log(full)
+    refusals = [r for r in records if r["decision"] == "refusal"]
+    assert refusals, records
+    for r in refusals:
+        assert r["result"].startswith("refused (") and r["reason"] and r["ops1"] and r["ops2"] and "n" not in r
+    assert len({(r["node1"], r["node2"], r["reason"]) for r in refusals}) == len(refusals)  # once each
+    # debug level only: TORCH_LOGS=+inductor_ablate shows them, the info level does not
+    assert "refused (" in proc.stderr
+    quiet = _run(script, INDUCTOR_ABLATE_LOG=str(plain), TORCH_LOGS="inductor_ablate")
+    assert "refused (" not in quiet.stderr
+    # the fusions keep their numbers: the same records, 1..N, as the limits and bisect count them
+    fusions = [r for r in records if r["decision"] == "fusion"]
+    assert [r["n"] for r in fusions] == list(range(1, len(fusions) + 1))
+    assert fusions == [r for r in _log(plain) if r["decision"] == "fusion"]
+    limited = tmp_path / "limited.jsonl"
+    _run(script, INDUCTOR_ABLATE_LOG=str(limited), INDUCTOR_FUSE_LIMIT="2")
+    assert [r for r in _log(limited) if r["decision"] == "fusion"] == fusions[:2]
+
+
+def _diff(*logs):
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", "diff", *map(str, logs)], env=clean_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_diff_matches_decisions_by_their_ops_across_runs_and_configs(tmp_path):
+    script = _script(tmp_path, REFUSING)
+    logs = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b", "no_horizontal")}
+    _run(script, INDUCTOR_ABLATE_LOG=str(logs["a"]))
+    _run(script, INDUCTOR_ABLATE_LOG=str(logs["b"]))
+    _run(script, INDUCTOR_ABLATE_LOG=str(logs["no_horizontal"]), INDUCTOR_NO_FUSE="horizontal")
+    same = _diff(logs["a"], logs["b"])  # two runs of one program
+    assert same.returncode == 0 and not [l for l in same.stdout.splitlines() if l[:2] in ("- ", "+ ")], same.stdout
+    fused = [r for r in _log(logs["a"]) if r["decision"] == "fusion"]
+    assert re.search(rf"^0 only in .*, 0 only in .*, {len(fused)} in both$", same.stdout, re.M), same.stdout
+    proc = _diff(logs["a"], logs["no_horizontal"])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    removed, added = [l for l in lines if l.startswith("- ")], [l for l in lines if l.startswith("+ ")]
+    assert any(l.startswith("- fusion horizontal: ") for l in removed) and removed and added, proc.stdout
+    assert not any("horizontal" in l for l in added)  # NO_FUSE=horizontal made none
+    assert re.search(rf"^{len(removed)} only in .*a.jsonl, {len(added)} only in .*no_horizontal.jsonl, \d+ in both$",
+                     lines[-1]), lines[-1]
+    # bad input: one line, exit 2
+    (tmp_path / "not-a-log.jsonl").write_text('{"cells": []}\n')
+    for bad in ([logs["a"], tmp_path / "missing.jsonl"], [logs["a"], script], [logs["a"], tmp_path / "not-a-log.jsonl"],
+                [logs["a"]]):
+        proc = _diff(*bad)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)

@@ -1,0 +1,59 @@
+"""``python -m inductor_ablate diff LOG_A LOG_B``: the fusions and inlinings one decision log holds
+and the other does not, as opt-diff does for LLVM's remarks.
+
+Decisions are matched by the ops on each side, not by number: numbers shift as soon as one decision
+differs, while a fusion of ``sin`` and ``mul`` is the same fusion in any config and in any run of the
+program (FX node names are stable).  A fusion is the pair of op sets (either order); an inlining is an
+FX node's output left to Inductor (``realized`` outputs are not inlinings).  Refusals are not compared.
+"""
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from . import decisions
+from .errors import OneLineParser
+
+
+def _names(ops: list[str]) -> tuple[str, ...]:
+    """``["sin:aten.sin.default", ...]`` -> ``("sin", ...)``: the FX node names, sorted."""
+    return tuple(sorted(op.split(":", 1)[0] for op in ops))
+
+
+def key(record: dict):
+    """What a decision is, independent of its number; None for records that are not compared."""
+    if record["decision"] == "fusion" and record.get("result") == "fused":
+        return ("fusion", record.get("kind"), frozenset((_names(record["ops1"]), _names(record["ops2"]))))
+    if record["decision"] == "inline" and record.get("result") == "left to Inductor":
+        return ("inline", record["fx_node"], record["op"])
+    return None
+
+
+def describe(k) -> str:
+    if k[0] == "fusion":
+        sides = sorted(k[2]) if len(k[2]) == 2 else [*k[2]] * 2
+        return f"fusion {k[1]}: [{', '.join(sides[0])}] + [{', '.join(sides[1])}]"
+    return f"inline {k[1]} ({k[2]})"
+
+
+def diff(records_a: list[dict], records_b: list[dict]) -> tuple[list, list, int]:
+    """(only in A, only in B, in both), as multisets of keys: a program may fuse the same ops twice."""
+    a = Counter(k for k in map(key, records_a) if k is not None)
+    b = Counter(k for k in map(key, records_b) if k is not None)
+    return sorted((a - b).elements(), key=describe), sorted((b - a).elements(), key=describe), sum((a & b).values())
+
+
+def main(argv: list[str]) -> int:
+    parser = OneLineParser(prog="python -m inductor_ablate diff",
+                           description="the fusions and inlinings in one decision log (INDUCTOR_ABLATE_LOG) "
+                                       "and not the other, matched by their ops")
+    parser.add_argument("log_a", metavar="LOG_A")
+    parser.add_argument("log_b", metavar="LOG_B")
+    args: argparse.Namespace = parser.parse_args(argv)
+    only_a, only_b, both = diff(decisions.load_log(args.log_a), decisions.load_log(args.log_b))
+    for k in only_a:
+        print(f"- {describe(k)}")
+    for k in only_b:
+        print(f"+ {describe(k)}")
+    print(f"{len(only_a)} only in {args.log_a}, {len(only_b)} only in {args.log_b}, {both} in both")
+    return 0
