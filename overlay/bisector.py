@@ -10,6 +10,9 @@ k or more (decisions.py), so the answer is the record of decision k in the log o
 k.  Every run compiles afresh: Inductor's FX-graph and AOTAutograd caches are off in the runs, since
 a cached graph makes no decisions.
 
+``--metric CMD --above X``: the same search with CMD, a run failing when the last number it prints
+exceeds X (a latency past a budget): the first decision after which the program got slow.
+
 ``--rank``: one run of the metric command logs the fusions; the ``--top`` with the highest memory
 score (Inductor's own ranking term) are the candidates.  Then ``--repeats`` rounds, each running the
 command once with every fusion and once per candidate with ``INDUCTOR_FUSE_SKIP`` vetoing it alone
@@ -36,26 +39,42 @@ KINDS = {"fuse": ("fusion", "INDUCTOR_FUSE_LIMIT"), "inline": ("inline", "INDUCT
 
 
 class Run:
-    def __init__(self, limit, proc, records):
-        self.limit, self.proc, self.records = limit, proc, records
+    """One run of the command; with ``above``, it also fails when its metric (the last number it
+    printed) exceeds that value: a performance regression, not only a crash or a wrong answer."""
+
+    def __init__(self, limit, proc, records, above: float | None = None):
+        self.limit, self.proc, self.records, self.above = limit, proc, records, above
+        self.metric = metric_value(proc.stdout) if above is not None else None
 
     @property
     def failed(self) -> bool:
-        return self.proc.returncode != 0
+        if self.proc.returncode != 0:
+            return True
+        return self.above is not None and (self.metric is None or self.metric > self.above)
 
     def describe(self) -> str:
         limit = "unset (every decision)" if self.limit is None else str(self.limit)
-        return f"limit {limit}: exit {self.proc.returncode}, {len(self.records)} decisions"
+        metric = "" if self.above is None else f", metric {'none' if self.metric is None else f'{self.metric:g}'}"
+        return f"limit {limit}: exit {self.proc.returncode}{metric}, {len(self.records)} decisions"
+
+
+#: Set by bisect itself in each run; every other INDUCTOR_* variable of the user's is passed on.
+_OURS = ("INDUCTOR_FUSE_LIMIT", "INDUCTOR_INLINE_LIMIT", "INDUCTOR_FUSE_SKIP", decisions.LOG_ENV)
+
+
+def user_switches() -> dict[str, str]:
+    """The INDUCTOR_* variables the user set (INDUCTOR_FLUSH_EVERY_NODE=1, say): every run keeps
+    them, so the reproduce line must name them too."""
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("INDUCTOR_") and k not in _OURS and v}
 
 
 def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout: float,
-         skip: int | None = None, name: str | None = None) -> Run:
+         skip: int | None = None, name: str | None = None, above: float | None = None) -> Run:
     record_kind, variable = KINDS[kind]
     log = os.path.join(workdir, f"decisions-{name or ('all' if limit is None else limit)}.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("INDUCTOR_FUSE_LIMIT", "INDUCTOR_INLINE_LIMIT", "INDUCTOR_FUSE_SKIP")}
+    env = {k: v for k, v in os.environ.items() if k not in _OURS}
     env.update({decisions.LOG_ENV: log, "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})
     if limit is not None:
         env[variable] = str(limit)
@@ -67,7 +86,7 @@ def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout
         raise UsageError(f"bisect: cannot run {command[0]!r}: no such program") from None
     except subprocess.TimeoutExpired:
         proc = subprocess.CompletedProcess(command, 124, "", f"timed out after {timeout:.0f} s")
-    return Run(limit, proc, decisions.read_log(log, record_kind))
+    return Run(limit, proc, decisions.read_log(log, record_kind), above)
 
 
 def _tail(text: str, lines: int = 6) -> str:
@@ -83,19 +102,32 @@ def describe_decision(record: dict) -> str:
     return f"{where}: the output of {record['fx_node']} ({record['op']}) left to Inductor to inline"
 
 
-def bisect(command: list[str], kind: str = "fuse", timeout: float = 900, out=print) -> dict:
-    """Returns {"decision": record or None, "runs": count, "lo": Run, "hi": Run}."""
+def _grouping_hint(kind: str) -> str:
+    """Why a fusion bisect can fail at limit 0 on CPU: the C++ backend still writes consecutive nodes
+    into one function (not a fusion, so no limit reaches it)."""
+    if kind != "fuse" or user_switches().get("INDUCTOR_FLUSH_EVERY_NODE", "0").lower() in ("1", "true", "yes", "on"):
+        return ""
+    return ("\n  on CPU the C++ backend still groups unfused nodes into one function; if the command inspects "
+            "functions, run bisect with INDUCTOR_FLUSH_EVERY_NODE=1 (every run keeps your INDUCTOR_* variables)")
+
+
+def bisect(command: list[str], kind: str = "fuse", timeout: float = 900, out=print, above: float | None = None) -> dict:
+    """Returns {"decision": record or None, "runs": count, "lo": Run, "hi": Run}.  With ``above``, a
+    run fails when its metric exceeds it (see Run)."""
+    what = "fails" if above is None else f"fails or its metric exceeds {above:g}"
     with tempfile.TemporaryDirectory(prefix="ia-bisect-") as workdir:
-        full = _run(command, kind, None, workdir, timeout)
+        full = _run(command, kind, None, workdir, timeout, above=above)
         out(f"run 1, {full.describe()}")
         if not full.failed:
-            raise UsageError("bisect: the command passes with every decision allowed (exit 0); nothing to find")
+            raise UsageError(f"bisect: the command passes with every decision allowed ({full.describe()}); "
+                             f"nothing to find")
         total = len(full.records)
-        none = _run(command, kind, 0, workdir, timeout)
+        none = _run(command, kind, 0, workdir, timeout, above=above)
         out(f"run 2, {none.describe()}")
         if none.failed:
-            raise UsageError(f"bisect: the command fails with limit 0 too (exit {none.proc.returncode}): not a "
-                             f"{KINDS[kind][0]} decision; its output ends:\n{_tail(none.proc.stderr or none.proc.stdout)}")
+            raise UsageError(f"bisect: the command {what} with limit 0 too ({none.describe()}): not a "
+                             f"{KINDS[kind][0]} decision{_grouping_hint(kind)}; its output ends:\n"
+                             f"{_tail(none.proc.stderr or none.proc.stdout)}")
         if total == 0:
             raise UsageError(f"bisect: the command made no {KINDS[kind][0]} decision (is the script compiling with "
                              f"torch.compile, in this Python?)")
@@ -103,7 +135,7 @@ def bisect(command: list[str], kind: str = "fuse", timeout: float = 900, out=pri
         lo_limit, hi_limit = 0, total
         while hi_limit - lo_limit > 1:
             mid = (lo_limit + hi_limit) // 2
-            run = _run(command, kind, mid, workdir, timeout)
+            run = _run(command, kind, mid, workdir, timeout, above=above)
             runs += 1
             out(f"run {runs}, {run.describe()}: {'fails' if run.failed else 'passes'}")
             if run.failed:
@@ -222,6 +254,8 @@ def main(argv: list[str]) -> int:
                                                    "e.g. 'python latency.py' (with --rank)")
     p.add_argument("--top", type=int, default=5, help="fusions to rank, by memory score (default 5)")
     p.add_argument("--repeats", type=int, default=5, help="rounds of runs for --rank (default 5)")
+    p.add_argument("--above", type=float, metavar="X", help="with --metric CMD and no --rank: bisect CMD, a run failing "
+                                                           "when its number exceeds X (a performance regression)")
     p.add_argument("--json", metavar="PATH", help="with --rank: write the ranking here")
     p.add_argument("command", nargs="*", help="-- then the command, e.g. -- python script.py")
     args = p.parse_args(argv)
@@ -232,7 +266,11 @@ def main(argv: list[str]) -> int:
         raise UsageError("bisect: --metric '': give the command whose last printed number is measured")
     if args.json is not None and not args.rank:
         raise UsageError("bisect: --json writes the ranking, so it goes with --rank --metric CMD")
-    if args.rank or args.metric:
+    if args.above is not None:
+        if args.rank or not args.metric or args.command:
+            raise UsageError("bisect: --above X goes with --metric CMD, without --rank or -- COMMAND (the first "
+                             "decision after which CMD's number exceeds X)")
+    elif args.rank or args.metric:
         if not (args.rank and args.metric):
             raise UsageError("bisect: --rank and --metric CMD go together (rank the top fusions by CMD's number)")
         if kind != "fuse" or args.command:
@@ -247,9 +285,10 @@ def main(argv: list[str]) -> int:
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=1)
         return 0
-    if not args.command:
+    command = shlex.split(args.metric) if args.above is not None else args.command
+    if not command:
         raise UsageError("bisect: give the command after --, e.g. bisect -- python script.py")
-    result = bisect(args.command, kind, args.timeout)
+    result = bisect(command, kind, args.timeout, above=args.above)
     record = result["decision"]
     expected = 2 + math.ceil(math.log2(max(result["total"], 1)))
     print(f"\n{result['runs']} runs (at most {expected} for {result['total']} decisions)")
@@ -260,7 +299,8 @@ def main(argv: list[str]) -> int:
     print(f"first bad {describe_decision(record)}")
     print(f"  {result['lo'].describe()} (passes)\n  {result['hi'].describe()} (fails); its output ends:")
     print(_tail(result["hi"].proc.stderr or result["hi"].proc.stdout))
-    print(f"reproduce: {KINDS[kind][1]}={result['limit']} {shlex.join(args.command)}")
+    switches = "".join(f"{k}={shlex.quote(v)} " for k, v in user_switches().items())
+    print(f"reproduce: {switches}{KINDS[kind][1]}={result['limit']} {shlex.join(command)}")
     return 0
 
 

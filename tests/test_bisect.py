@@ -255,3 +255,52 @@ def test_diff_matches_decisions_by_their_ops_across_runs_and_configs(tmp_path):
                 [logs["a"]]):
         proc = _diff(*bad)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)
+
+
+def _bisect(*argv, **env):
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", "bisect", *argv], env=clean_env(**env),
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_bisect_on_cpu_names_the_grouping_and_keeps_the_users_variables(tmp_path):
+    grouped = _script(tmp_path, PROGRAM.replace("no_inline=True, flush_every_node=True", "no_inline=True"))
+    proc = _bisect("--fuse", "--", sys.executable, grouped)
+    assert proc.returncode == 2 and "INDUCTOR_FLUSH_EVERY_NODE=1" in proc.stderr, proc.stdout + proc.stderr
+    proc = _bisect("--fuse", "--", sys.executable, grouped, INDUCTOR_FLUSH_EVERY_NODE="1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = re.search(r"^reproduce: (.*)$", proc.stdout, re.M).group(1)
+    assert line.startswith("INDUCTOR_FLUSH_EVERY_NODE=1 INDUCTOR_FUSE_LIMIT="), line
+    assert subprocess.run(line, shell=True, env=clean_env(), capture_output=True).returncode == 1
+
+
+LARGEST_KERNEL = """
+import torch, inductor_ablate
+from inductor_ablate.kernel_census import census
+
+def f(x, y):
+    a = torch.sin(x) * 2 + y
+    b = torch.tanh(y) * 3
+    c = torch.cos(a) + b
+    return torch.relu(c).exp() * b.sigmoid()
+
+with inductor_ablate.config.patch(no_inline=True, flush_every_node=True):
+    kernels = census(f, torch.randn(64, 64), torch.randn(64, 64)).kernels
+print("ops in the largest kernel:", max(len(k.ops) for k in kernels))
+"""
+
+
+def test_bisect_above_finds_the_first_decision_past_a_metric(tmp_path):
+    script = _script(tmp_path, LARGEST_KERNEL)
+    proc = _bisect("--fuse", "--metric", f"{sys.executable} {script}", "--above", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    limit = int(re.search(r"INDUCTOR_FUSE_LIMIT=(\d+)", proc.stdout).group(1))
+    total = int(re.search(r"for (\d+) decisions", proc.stdout).group(1))
+    assert int(re.search(r"^(\d+) runs", proc.stdout, re.M).group(1)) <= 2 + math.ceil(math.log2(total))
+    largest = {n: int(_run(script, INDUCTOR_FUSE_LIMIT=str(n)).stdout.split()[-1]) for n in (limit - 1, limit)}
+    assert largest[limit - 1] <= 3 < largest[limit], largest
+    # a metric that never passes the threshold: nothing to find, one line, exit 2
+    proc = _bisect("--fuse", "--metric", f"{sys.executable} {script}", "--above", "1000")
+    assert proc.returncode == 2 and "nothing to find" in proc.stderr, proc.stderr
+    for bad in (["--above", "3", "--", "true"], ["--above", "3", "--rank", "--metric", "true"]):
+        proc = _bisect(*bad)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)
