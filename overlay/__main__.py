@@ -1,4 +1,4 @@
-"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff}``."""
+"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff,explain}``."""
 from __future__ import annotations
 
 import argparse
@@ -135,7 +135,7 @@ def _bare_no_fuse(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff")
+COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff", "explain")
 
 
 def main(argv=None) -> int:
@@ -185,6 +185,11 @@ def _main(argv) -> int:
         from .bisector import main as bisect_main
 
         return bisect_main(argv[1:])
+    sub.add_parser("explain", add_help=False, help="why each row costs what it costs, from bench --profile")
+    if argv[:1] == ["explain"]:
+        from .explain import main as explain_main
+
+        return explain_main(argv[1:])
     if argv[:1] == ["diff"]:
         from .logdiff import main as diff_main
 

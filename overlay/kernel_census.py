@@ -29,6 +29,7 @@ class Kernel:
     ir_nodes: int  # Inductor IR nodes (buffers) computed inside
     graph: int  # which compiled graph (0, 1, ... in compile order; backward comes after forward)
     copies_for: list[str] = dataclasses.field(default_factory=list)  # extern ops whose inputs it lays out
+    bytes: int | None = None  # estimated bytes moved per call (runtime.kernel_bytes; kernels only)
 
     def describe(self) -> str:
         return f"{self.name} [{self.backend}]: {self.ops_text()}"
@@ -119,7 +120,7 @@ def summarize(records: list[dict], result=None) -> Census:
                    views=[_op_name(o.target) for o in origins if _is_view(o.target)],
                    nodes=[o.name for o in compute], ir_nodes=rec["ir_nodes"], graph=g,
                    copies_for=sorted({_op_name(copier[(rec["graph"], b)].target) for b in rec["writes"]
-                                      if (rec["graph"], b) in copier}))
+                                      if (rec["graph"], b) in copier}), bytes=rec.get("bytes"))
         (externs if rec["kind"] == "extern" else kernels).append(k)
     return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index),
                   fused_nodes=fused_nodes, loop_nests=loop_nests, result=result)

@@ -262,16 +262,47 @@ def _written(nodes) -> list[str]:
     return [name for n in nodes for name in n.get_buffer_names()]
 
 
-def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int) -> None:
+def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int, nbytes: int | None = None) -> None:
     from torch._inductor.virtualized import V
 
     _recording.sink.append({"kind": kind, "backend": backend, "name": name, "graph": id(V.graph),
-                            "ir_nodes": ir_nodes, "origins": _origins(nodes), "writes": _written(nodes)})
+                            "ir_nodes": ir_nodes, "origins": _origins(nodes), "writes": _written(nodes),
+                            "bytes": nbytes})
+
+
+def _buffer_bytes(name: str) -> int:
+    from torch._inductor.virtualized import V
+
+    buf = V.graph.get_buffer(name)
+    sizevars = V.graph.sizevars
+    hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint  # 2.12 renamed it
+    numel = hint(sympy_product(buf.get_size()), fallback=0)
+    return int(numel) * buf.get_dtype().itemsize
+
+
+def sympy_product(sizes):
+    from torch._inductor.utils import sympy_product as product
+
+    return product(sizes)
+
+
+def kernel_bytes(nodes) -> int | None:
+    """An estimate of the bytes a kernel moves, from Inductor's buffers: each buffer it reads that
+    it does not write, and each it writes that fusion did not remove (whole buffers, once each)."""
+    from torch._inductor.virtualized import V
+
+    try:
+        written = {name for n in nodes for name in n.get_buffer_names()}
+        reads = {dep.name for n in nodes for dep in n.read_writes.reads} - written
+        kept = written - set(V.graph.removed_buffers) - set(getattr(V.graph, "inplaced_to_remove", ()))
+        return sum(_buffer_bytes(name) for name in sorted(reads | kept))
+    except Exception:  # an estimate must never break compilation
+        return None
 
 
 def record_kernel(backend: str, name: str, nodes) -> None:
     nodes = [n for n in nodes if hasattr(n, "get_nodes")]  # Triton node schedules hold markers too
-    _record_code("kernel", backend, name, nodes, len(nodes))
+    _record_code("kernel", backend, name, nodes, len(nodes), kernel_bytes(nodes))
 
 
 def record_extern(scheduler_node) -> None:

@@ -269,6 +269,23 @@ def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
     return model, inputs, loss_fn
 
 
+def _profile(task, model, inputs, loss_fn, compiled, census) -> dict:
+    """The cell's kernel profile over task["profile"] steps (inductor_ablate.profile), after timing.
+    CPU: compiled again with Inductor's kernel-profile hook, which the timed code did not have."""
+    from inductor_ablate.profile import profile_steps
+
+    device, mode, steps = task["device"], task["mode"], task["profile"]
+    t0 = time.perf_counter()
+    if not device.startswith("cuda"):
+        with inductor_config.patch({"cpp.enable_kernel_profile": True}), recording(reset_dynamo=True) as sink:
+            compiled = torch.compile(model)
+            _step(compiled, inputs, loss_fn, mode)
+        census = summarize(sink)
+    out = profile_steps(lambda: _step(compiled, inputs, loss_fn, mode), steps, census, device)
+    out["profile_s"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
 def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
     maybe shared), artifact_dir (the cell's own).  Returns the row."""
@@ -338,6 +355,8 @@ def run_cell(task: dict) -> dict:
                 e, c = timer(run_eager, number), timer(run_compiled, number)
                 eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
             row["timing_s"] = round(time.perf_counter() - timing_t0, 3)
+            if task.get("profile"):
+                row["profile"] = _profile(task, model, inputs, loss_fn, compiled, census)
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
         row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
                    speedup=statistics.median(eager_ms) / statistics.median(compiled_ms),

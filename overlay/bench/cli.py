@@ -40,7 +40,7 @@ def _check_numbers_and_paths(args) -> None:
         if getattr(args, option) == "":  # an unset shell variable: not the default
             raise UsageError(f"--{option.replace('_', '-')} '': expected a path")
     for option, value, least in (("--repeat", args.repeat, 1), ("--cell-repeats", args.cell_repeats, 1),
-                                 ("--warmup", args.warmup, 0)):
+                                 ("--warmup", args.warmup, 0), ("--profile", args.profile, 0)):
         if value is not None and value < least:
             raise UsageError(f"{option} {value}: expected {least} or more")
     if args.timeout <= 0:
@@ -136,6 +136,9 @@ def bench_main(argv) -> int:
                    help="run each cell in K separate processes and pool them: the intervals then hold the "
                         "noise between processes, where most of it is (default 1)")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--profile", type=int, nargs="?", const=20, default=0, metavar="K",
+                   help="after timing, profile K steps (default 20) of each cell: kernel times, bytes, gaps "
+                        "(results 'profile'; read by `explain`)")
     p.add_argument("--timeout", type=float, default=900, help="seconds per cell")
     p.add_argument("--json", default=None, help="results file (resumed if it exists); default results/bench-*.json")
     p.add_argument("--fresh", action="store_true", help="ignore an existing results file")
@@ -242,7 +245,7 @@ def bench_main(argv) -> int:
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, base=args.base, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
-                skip_done=args.skip_done, picks=args.picks)
+                skip_done=args.skip_done, picks=args.picks, profile=args.profile)
     # a resumed file keeps one device's cells; cells done on another device are not done here
     earlier = ([(path, f"resuming --json {path} here")] if not args.fresh and os.path.exists(path) else []) + [
         (done, f"leaving out the cells of --skip-done {done} here") for done in _names("--skip-done", args.skip_done) or []]
@@ -262,7 +265,7 @@ def bench_main(argv) -> int:
                           timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
                           caches=args.caches, cache_root=args.cache_dir,
                           claims=(args.claims, args.shard[0]) if args.claims else None, budget=budget, picks=args.picks,
-                          base=args.base,
+                          base=args.base, profile=args.profile,
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))

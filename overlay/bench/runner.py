@@ -349,7 +349,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                timeout: float, progress: bool = True, cpu_templates: bool = False,
                caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
                claims: tuple[str, int] | None = None, budget: tuple[float, list[str]] | None = None,
-               picks: str | None = None, base: str | None = None) -> dict:
+               picks: str | None = None, base: str | None = None, profile: int = 0) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
     timeout, are run again), saving after each one.
 
@@ -400,7 +400,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     def run(cell: dict, state: str, cache_dir: str, artifact_dir: str, quote: dict | None = None) -> None:
         if state == "seeded":
             seed_picks(picks, cell, cache_dir)
-        task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base,
+        task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base, "profile": profile,
                 "cache_dir": cache_dir, "artifact_dir": artifact_dir}
         started, row = time.perf_counter(), None
         try:
