@@ -271,6 +271,7 @@ def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int, nbyte
 
 
 def _buffer_bytes(name: str) -> int:
+    from torch._inductor.utils import sympy_product
     from torch._inductor.virtualized import V
 
     buf = V.graph.get_buffer(name)
@@ -278,12 +279,6 @@ def _buffer_bytes(name: str) -> int:
     hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint  # 2.12 renamed it
     numel = hint(sympy_product(buf.get_size()), fallback=0)
     return int(numel) * buf.get_dtype().itemsize
-
-
-def sympy_product(sizes):
-    from torch._inductor.utils import sympy_product as product
-
-    return product(sizes)
 
 
 def kernel_bytes(nodes) -> int | None:
