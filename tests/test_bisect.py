@@ -12,17 +12,20 @@ import sys
 
 from conftest import clean_env, run_py
 
-PROGRAM = """
-import re, sys, torch
-import inductor_ablate
-from torch._inductor.utils import run_and_get_code
-
+#: Every op its own node with inlining off: sin and cos meet only through a scheduler fusion.
+CHAIN = """
 def f(x, y):
     a = torch.sin(x) * 2 + y
     b = torch.tanh(y) * 3
     c = torch.cos(a) + b
     return torch.relu(c).exp() * b.sigmoid()
+"""
 
+PROGRAM = """
+import re, sys, torch
+import inductor_ablate
+from torch._inductor.utils import run_and_get_code
+""" + CHAIN + """
 with inductor_ablate.config.patch(no_inline=True, flush_every_node=True):
     out, codes = run_and_get_code(torch.compile(f), torch.randn(64, 64), torch.randn(64, 64))
 functions = set(re.findall(r"\\bcpp_fused_\\w+", codes[0]))
@@ -276,13 +279,7 @@ def test_bisect_on_cpu_names_the_grouping_and_keeps_the_users_variables(tmp_path
 LARGEST_KERNEL = """
 import torch, inductor_ablate
 from inductor_ablate.kernel_census import census
-
-def f(x, y):
-    a = torch.sin(x) * 2 + y
-    b = torch.tanh(y) * 3
-    c = torch.cos(a) + b
-    return torch.relu(c).exp() * b.sigmoid()
-
+""" + CHAIN + """
 with inductor_ablate.config.patch(no_inline=True, flush_every_node=True):
     kernels = census(f, torch.randn(64, 64), torch.randn(64, 64)).kernels
 print("ops in the largest kernel:", max(len(k.ops) for k in kernels))
