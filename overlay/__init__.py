@@ -19,6 +19,14 @@ def census(fn, *args, **kwargs):
     return _census(fn, *args, **kwargs)
 
 
+def kernel_profile(path: str):
+    """``with inductor_ablate.kernel_profile("prof.json"): ...``: a table of every kernel that ran
+    inside, with its ops, calls, time and bytes, written to ``path`` (see profile.KernelProfile)."""
+    from .profile import KernelProfile
+
+    return KernelProfile(path)
+
+
 def assert_one_op_per_kernel(result, **kwargs):
     """Raise AssertionError naming any kernel that computes more than one op (see census)."""
     from .kernel_census import assert_one_op_per_kernel as _check

@@ -14,7 +14,9 @@ a cached graph makes no decisions.
 exceeds X (a latency past a budget): the first decision after which the program got slow.
 
 ``--rank``: one run of the metric command logs the fusions; the ``--top`` with the highest memory
-score (Inductor's own ranking term) are the candidates.  Then ``--repeats`` rounds, each running the
+score (Inductor's own ranking term) are the candidates, or with ``--by time`` those whose kernels
+took the most time in that run (profiled through ``INDUCTOR_KERNEL_PROFILE``: a fusion's time is
+that of the generated kernel holding all of its FX nodes).  Then ``--repeats`` rounds, each running the
 command once with every fusion and once per candidate with ``INDUCTOR_FUSE_SKIP`` vetoing it alone
 (leave-one-out), in an order rotated per round so drift does not favour one.  A candidate's worth is
 its metric without it minus with it, paired within each round, with a bootstrap 95% interval over
@@ -69,7 +71,8 @@ def user_switches() -> dict[str, str]:
 
 
 def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout: float,
-         skip: int | None = None, name: str | None = None, above: float | None = None) -> Run:
+         skip: int | None = None, name: str | None = None, above: float | None = None,
+         extra_env: dict | None = None) -> Run:
     record_kind, variable = KINDS[kind]
     log = os.path.join(workdir, f"decisions-{name or ('all' if limit is None else limit)}.jsonl")
     if os.path.exists(log):
@@ -80,6 +83,7 @@ def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout
         env[variable] = str(limit)
     if skip is not None:
         env["INDUCTOR_FUSE_SKIP"] = str(skip)
+    env.update(extra_env or {})
     try:
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
@@ -170,10 +174,30 @@ def _short_ops(ops: list[str], most: int = 4) -> str:
     return ",".join(targets[:most]) + (f",+{len(targets) - most}" if len(targets) > most else "")
 
 
-def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 900, out=print) -> dict:
-    """Leave-one-out over the ``top`` fusions by memory score: see the module docstring."""
+def fusion_times(records: list[dict], profile: dict) -> dict[int, tuple[float, str]]:
+    """{fusion number: (ms, kernel name)}: the time of the generated kernel that holds every FX node
+    of the fusion's two sides (the largest, if FX node names repeat across graphs)."""
+    kernels = [(set(k.get("nodes", ())), k["ms"], k["name"]) for k in profile.get("kernels", ())
+               if k.get("kind") == "generated"]
+    out = {}
+    for r in records:
+        nodes = {op.split(":", 1)[0] for op in r["ops1"] + r["ops2"]}
+        found = [(ms, name) for held, ms, name in kernels if nodes and nodes <= held]
+        if found:
+            out[r["n"]] = max(found)
+    return out
+
+
+def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 900, out=print,
+         by: str = "score") -> dict:
+    """Leave-one-out over the ``top`` fusions by memory score or (``by="time"``) by the time of
+    the kernels they produced: see the module docstring."""
+    from .switches import PROFILE_ENV
+
     with tempfile.TemporaryDirectory(prefix="ia-rank-") as workdir:
-        first = _run(command, "fuse", None, workdir, timeout, name="log")
+        profile_path = os.path.join(workdir, "profile.json")
+        first = _run(command, "fuse", None, workdir, timeout, name="log",
+                     extra_env={PROFILE_ENV: profile_path} if by == "time" else None)
         value = metric_value(first.proc.stdout)
         if first.failed or value is None:
             why = f"exit {first.proc.returncode}" if first.failed else "printed no number"
@@ -183,9 +207,25 @@ def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 90
         if not fusions:
             raise UsageError("bisect --rank: the metric command made no fusion (is it compiling with torch.compile, "
                              "in this Python?)")
-        candidates = sorted(fusions, key=lambda r: (-(r["score"] or 0), r["n"]))[:top]
+        times: dict = {}
+        if by == "time":
+            try:
+                with open(profile_path) as f:
+                    times = fusion_times(fusions, json.load(f))
+            except (OSError, ValueError):
+                raise UsageError("bisect --rank --by time: the metric command's run wrote no kernel profile (does "
+                                 "it compile in a Python with inductor_ablate installed?)") from None
+            if not times:
+                raise UsageError("bisect --rank --by time: no fusion's kernel shows in the profile of the metric "
+                                 "command's run (did its compiled code run?)")
+            candidates = sorted((r for r in fusions if r["n"] in times),
+                                key=lambda r: (-times[r["n"]][0], -(r["score"] or 0), r["n"]))[:top]
+            basis = "whose kernels took the most time"
+        else:
+            candidates = sorted(fusions, key=lambda r: (-(r["score"] or 0), r["n"]))[:top]
+            basis = "with the highest memory score"
         out(f"run 1: every fusion, metric {value:g}, {len(fusions)} fusions; candidates: the {len(candidates)} "
-            f"with the highest memory score (#{', #'.join(str(r['n']) for r in candidates)})")
+            f"{basis} (#{', #'.join(str(r['n']) for r in candidates)})")
         variants = [None] + [r["n"] for r in candidates]
         samples: dict = {v: [] for v in variants}
         problems: dict = {v: [] for v in variants}
@@ -212,12 +252,14 @@ def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 90
             diffs = [s - b for s, b in zip(samples[n], base) if s is not None]
             mean = sum(diffs) / len(diffs) if diffs else None
             ci = _interval(diffs, f"rank{n}")
-            rows.append(dict(record=record, n=n, samples=samples[n], diffs=diffs, change=mean,
+            kernel_ms, kernel = times.get(n, (None, None))
+            rows.append(dict(record=record, n=n, samples=samples[n], diffs=diffs, change=mean, kernel=kernel,
+                             kernel_ms=kernel_ms,
                              change_lo=ci and ci[0], change_hi=ci and ci[1], problems=problems[n],
                              significant=bool(ci and (ci[0] > 0 or ci[1] < 0))))
         rows.sort(key=lambda r: (r["change"] is None, -(r["change"] or 0)))
         return {"rows": rows, "base": base, "runs": runs, "fusions": len(fusions), "repeats": repeats, "top": top,
-                "command": command}
+                "command": command, "by": by}
 
 
 def print_ranking(result: dict) -> None:
@@ -227,7 +269,9 @@ def print_ranking(result: dict) -> None:
           f"(min {base[0]:g}, max {base[-1]:g})")
     print("change = metric with the fusion vetoed minus with every fusion, paired by round (for a latency, "
           "+ = the fusion saves that much); [95% bootstrap interval]; * = interval excludes 0")
-    header = f"{'rank':>4}  {'#':>5}  {'kind':<12} {'score':>10}  {'change':>10}  {'interval':<24} {'%':>7}  fusion"
+    timed = result.get("by") == "time"
+    header = (f"{'rank':>4}  {'#':>5}  {'kind':<12} {'score':>10}  " + (f"{'kernel ms':>10}  " if timed else "") +
+              f"{'change':>10}  {'interval':<24} {'%':>7}  fusion")
     print(header)
     for i, row in enumerate(result["rows"], 1):
         rec = row["record"]
@@ -237,7 +281,8 @@ def print_ranking(result: dict) -> None:
             change = f"{row['change']:+.4g}" + ("*" if row["significant"] else "")
             interval = f"[{row['change_lo']:+.4g}, {row['change_hi']:+.4g}]" if row["change_lo"] is not None else "(1 round)"
             pct = f"{100 * row['change'] / median:+.1f}%" if median else ""
-        print(f"{i:>4}  {row['n']:>5}  {rec['kind']:<12} {rec['score'] or 0:>10}  {change:>10}  {interval:<24} {pct:>7}  "
+        kernel_ms = f"{row['kernel_ms']:>10.4g}  " if timed else ""
+        print(f"{i:>4}  {row['n']:>5}  {rec['kind']:<12} {rec['score'] or 0:>10}  {kernel_ms}{change:>10}  {interval:<24} {pct:>7}  "
               f"{rec['node1']} ({_short_ops(rec['ops1'])}) + {rec['node2']} ({_short_ops(rec['ops2'])})")
 
 
@@ -252,7 +297,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rank", action="store_true", help="leave-one-out over the top fusions (needs --metric)")
     p.add_argument("--metric", metavar="CMD", help="a command (one string) whose last printed number is measured, "
                                                    "e.g. 'python latency.py' (with --rank)")
-    p.add_argument("--top", type=int, default=5, help="fusions to rank, by memory score (default 5)")
+    p.add_argument("--top", type=int, default=5, help="fusions to rank (default 5)")
+    p.add_argument("--by", choices=("score", "time"), default=None,
+                   help="choose the --top by Inductor's memory score (default) or by the measured time of the "
+                        "kernels they produced, from one profiled run (INDUCTOR_KERNEL_PROFILE)")
     p.add_argument("--repeats", type=int, default=5, help="rounds of runs for --rank (default 5)")
     p.add_argument("--above", type=float, metavar="X", help="with --metric CMD and no --rank: bisect CMD, a run failing "
                                                            "when its number exceeds X (a performance regression)")
@@ -264,6 +312,8 @@ def main(argv: list[str]) -> int:
         raise UsageError(f"bisect: --timeout {args.timeout:g}: expected seconds > 0")
     if args.metric == "":
         raise UsageError("bisect: --metric '': give the command whose last printed number is measured")
+    if args.by is not None and not args.rank:
+        raise UsageError(f"bisect: --by {args.by} chooses what --rank ranks, so it goes with --rank --metric CMD")
     if args.json is not None and not args.rank:
         raise UsageError("bisect: --json writes the ranking, so it goes with --rank --metric CMD")
     if args.above is not None:
@@ -279,7 +329,7 @@ def main(argv: list[str]) -> int:
             raise UsageError(f"bisect --rank: --top and --repeats must be at least 1 (got {args.top}, {args.repeats})")
         if args.json is not None:  # found now, not after every measuring run
             check_writable(args.json, "ranking file", "choose another --json path")
-        result = rank(shlex.split(args.metric), args.top, args.repeats, args.timeout)
+        result = rank(shlex.split(args.metric), args.top, args.repeats, args.timeout, by=args.by or "score")
         print_ranking(result)
         if args.json:
             with open(args.json, "w") as f:

@@ -163,6 +163,7 @@ class _PatchingLoader:
             patch_module(module)
         except OverlayError as exc:  # strict, inside someone's import: one line, exit 2
             exit_with(exc)
+        _profile_from_environ()
 
     def __getattr__(self, name):  # get_source, get_filename, ... for inspect and linecache
         return getattr(self._loader, name)
@@ -226,6 +227,16 @@ def install(*, defer_errors: bool = False) -> None:
             module = sys.modules.get(name)
             if module is not None and getattr(module, "__file__", None):
                 patch_module(module)
+    if any(name in sys.modules for name in TARGETS):
+        _profile_from_environ()
+
+
+def _profile_from_environ() -> None:
+    """INDUCTOR_KERNEL_PROFILE: the profile starts once Inductor is imported, and torch with it."""
+    if os.environ.get(switches.PROFILE_ENV) and _state["deferred_error"] is None:
+        from .profile import start_from_environ
+
+        start_from_environ()
 
 
 def import_targets() -> None:

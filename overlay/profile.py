@@ -10,6 +10,10 @@ least one kernel ran; ``step_ms - busy_ms`` are the gaps (launches, Python, wait
 On CPU the C++ functions only show in a profile when Inductor wraps them in a RECORD_FUNCTION
 (``cpp.enable_kernel_profile``): that is a compile option, so the profiled CPU step is compiled again
 with it, and the timed code stays as it was.  Torch is imported lazily.
+
+A user's own script gets the same table from ``INDUCTOR_KERNEL_PROFILE=FILE`` (the whole run, from
+the first Inductor import to exit) or ``with inductor_ablate.kernel_profile(FILE):`` around the code
+to profile (``KernelProfile``): totals over the run, since only the script knows what a step is.
 """
 from __future__ import annotations
 
@@ -40,8 +44,9 @@ def _is_graph_call(event) -> bool:
     return event.name.startswith("## Call CompiledFxGraph")
 
 
-def classify(events, census, device: str) -> tuple[list[dict], list[tuple[float, float]]]:
-    """(kernel rows before dividing by steps, busy intervals) from profiler events."""
+def classify(events, census, device: str, nodes: bool = False) -> tuple[list[dict], list[tuple[float, float]]]:
+    """(kernel rows before dividing by steps, busy intervals) from profiler events.  ``nodes``: each
+    generated row also names the FX nodes it computes, which a decision log names too (bisect)."""
     generated = {k.name: k for k in census.kernels}
     rows: dict[str, dict] = {}
     busy = []
@@ -49,6 +54,8 @@ def classify(events, census, device: str) -> tuple[list[dict], list[tuple[float,
     def add(name, kind, start, end, kernel=None):
         row = rows.setdefault(name, {"name": name, "kind": kind, "ops": sorted(kernel.ops) if kernel else [name],
                                      "calls": 0, "ms": 0.0, "bytes": kernel.bytes if kernel else None})
+        if nodes and kernel is not None:
+            row.setdefault("nodes", sorted(kernel.nodes))
         row["calls"] += 1
         row["ms"] += (end - start) / 1000
         busy.append((start, end))
@@ -105,3 +112,92 @@ def totals(profile: dict) -> dict:
         out[f"{k['kind']}_ms"] += k["ms"]
     out["gaps_ms"] = profile["step_ms"] - profile["busy_ms"]
     return out
+
+
+from .switches import PROFILE_ENV  # noqa: E402  (the variable is declared with the switches)
+
+
+class KernelProfile:
+    """The kernel table of a user's own code, written to ``path`` as JSON when it stops (the block
+    must hold the compile, the first call, since Inductor names its kernels there):
+    ``{"kind": "kernel-profile", "wall_ms", "busy_ms", "device", "kernels": [{name, kind, ops, nodes,
+    calls, ms, bytes}]}``, calls and ms totals over the run.  While it runs, Inductor's caches are off
+    (a cached graph generates no code for the census to name) and C++ functions carry Inductor's
+    RECORD_FUNCTION (``cpp.enable_kernel_profile``): code generation changes, fusion does not."""
+
+    def __init__(self, path: str):
+        from .errors import check_writable
+
+        check_writable(path, "kernel profile", "give a writable file path")
+        self.path, self._prof = path, None
+
+    def start(self) -> "KernelProfile":
+        import torch
+        import torch._functorch.config as functorch_config
+        import torch._inductor.config as inductor_config
+        from torch.profiler import ProfilerActivity, profile
+
+        from . import runtime
+
+        self._sink = runtime.start_recording()
+        self._patches = [inductor_config.patch({"cpp.enable_kernel_profile": True, "fx_graph_cache": False}),
+                         functorch_config.patch(enable_autograd_cache=False)]
+        for p in self._patches:
+            p.__enter__()
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+        self._prof = profile(activities=activities)
+        self._prof.__enter__()
+        self._t0 = time.perf_counter()
+        return self
+
+    def stop(self) -> dict:
+        import json
+
+        import torch
+
+        from . import runtime
+        from .kernel_census import summarize
+
+        if self._prof is None:
+            return {}
+        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+        if cuda:
+            torch.cuda.synchronize()
+        wall_ms = (time.perf_counter() - self._t0) * 1000
+        prof, self._prof = self._prof, None
+        prof.__exit__(None, None, None)
+        for p in reversed(self._patches):
+            p.__exit__(None, None, None)
+        runtime.stop_recording()
+        census = summarize([r for r in self._sink if r.get("kind")])
+        rows, busy = classify(prof.events(), census, "cuda" if cuda else "cpu", nodes=True)
+        rows.sort(key=lambda r: -r["ms"])
+        out = {"kind": "kernel-profile", "device": "cuda" if cuda else "cpu", "wall_ms": wall_ms,
+               "busy_ms": _union_ms(busy), "kernels": rows}
+        with open(self.path, "w") as f:
+            json.dump(out, f, indent=1)
+        return out
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+_from_environ: dict = {}
+
+
+def start_from_environ() -> None:
+    """``INDUCTOR_KERNEL_PROFILE=FILE``: profile this process from now (the first Inductor import)
+    to its exit.  The variable is taken out of the environment, so compile workers and other children
+    do not profile themselves into the same file."""
+    import atexit
+    import os
+
+    path = os.environ.pop(PROFILE_ENV, None)
+    if not path or _from_environ:
+        return
+    _from_environ["profile"] = KernelProfile(path).start()
+    atexit.register(_from_environ["profile"].stop)

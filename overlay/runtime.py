@@ -270,27 +270,50 @@ def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int, nbyte
                             "bytes": nbytes})
 
 
-def _buffer_bytes(name: str) -> int:
+def _hint(expr) -> int:
+    from torch._inductor.virtualized import V
+
+    sizevars = V.graph.sizevars
+    hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint  # 2.12 renamed it
+    return int(hint(expr, fallback=0))
+
+
+def _buffer_numel(name: str) -> tuple[int, int]:
+    """(elements, bytes per element) of a buffer or graph input."""
     from torch._inductor.utils import sympy_product
     from torch._inductor.virtualized import V
 
     buf = V.graph.get_buffer(name)
-    sizevars = V.graph.sizevars
-    hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint  # 2.12 renamed it
-    numel = hint(sympy_product(buf.get_size()), fallback=0)
-    return int(numel) * buf.get_dtype().itemsize
+    return _hint(sympy_product(buf.get_size())), buf.get_dtype().itemsize
 
 
 def kernel_bytes(nodes) -> int | None:
-    """An estimate of the bytes a kernel moves, from Inductor's buffers: each buffer it reads that
-    it does not write, and each it writes that fusion did not remove (whole buffers, once each)."""
+    """An estimate of the bytes a kernel moves, by the rule of Inductor's own byte count: for each
+    buffer it reads from outside and each it writes that fusion did not remove, the elements its
+    loops touch (the loop's size, once per access), but no more than the whole buffer.  A gather from
+    a large table or a read of one slice counts what the loops read, not the table."""
+    from torch._inductor.utils import sympy_product
     from torch._inductor.virtualized import V
 
     try:
-        written = {name for n in nodes for name in n.get_buffer_names()}
-        reads = {dep.name for n in nodes for dep in n.read_writes.reads} - written
+        snodes = [s for n in nodes for s in n.get_nodes()]
+        written = {name for s in snodes for name in s.get_buffer_names()}
         kept = written - set(V.graph.removed_buffers) - set(getattr(V.graph, "inplaced_to_remove", ()))
-        return sum(_buffer_bytes(name) for name in sorted(reads | kept))
+        touched: dict[str, int] = {}
+        for s in snodes:
+            ranges = s.get_ranges() if hasattr(s, "get_ranges") else None
+            loop = _hint(sympy_product(ranges[0]) * sympy_product(ranges[1])) if ranges else None
+            deps = [d for d in s.read_writes.reads if d.name not in written] + \
+                   [d for d in s.read_writes.writes if d.name in kept]
+            for dep in deps:
+                if type(dep).__name__ == "WeakDep":  # ordering only: no memory is touched
+                    continue
+                touched[dep.name] = touched.get(dep.name, 0) + (loop if loop is not None else 1 << 62)
+        total = 0
+        for name in sorted(touched):
+            numel, itemsize = _buffer_numel(name)
+            total += min(touched[name], numel) * itemsize
+        return total
     except Exception:  # an estimate must never break compilation
         return None
 

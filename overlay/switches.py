@@ -77,6 +77,7 @@ SWITCHES = {
 STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
 DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
 LOG_ENV = "INDUCTOR_ABLATE_LOG"  # the decision log (decisions.py writes it)
+PROFILE_ENV = "INDUCTOR_KERNEL_PROFILE"  # a kernel profile of the whole run (profile.py writes it)
 # Read elsewhere: the patched-code cache (patcher.py), and the test suite's device and fuzz settings.
 OTHER_ENVS = ("INDUCTOR_ABLATE_CACHE_DIR", "INDUCTOR_ABLATE_TEST_DEVICE", "INDUCTOR_ABLATE_FUZZ_LOG",
               "INDUCTOR_ABLATE_FUZZ_EXAMPLES", "INDUCTOR_ABLATE_FUZZ_POISON")
@@ -193,7 +194,7 @@ def check_environ(environ=None) -> None:
     names of its own (INDUCTOR_POST_FUSION_SVG, ...): none is within reach of ours (difflib ratio of
     the part after ``INDUCTOR_`` at most 0.5, against 0.74 or more for the typos tried), so they pass."""
     environ = os.environ if environ is None else environ
-    ours = [s.env for s in SWITCHES.values()] + [STRICT_ENV, DEBUG_ENV, LOG_ENV, *OTHER_ENVS]
+    ours = [s.env for s in SWITCHES.values()] + [STRICT_ENV, DEBUG_ENV, LOG_ENV, PROFILE_ENV, *OTHER_ENVS]
     for name in sorted(environ):
         if not name.startswith("INDUCTOR_") or name in ours:
             continue
@@ -202,13 +203,14 @@ def check_environ(environ=None) -> None:
             raise SwitchValueError(f"{name} is not a variable of inductor_ablate (did you mean {near}?); "
                                    f"switches: {', '.join(s.env for s in SWITCHES.values())}")
     parse_bool(environ.get(DEBUG_ENV, "0"), DEBUG_ENV)
-    log_path = environ.get(LOG_ENV)
-    if log_path:
-        try:
-            open(log_path, "a").close()
-        except OSError as exc:
-            raise SwitchValueError(f"{LOG_ENV}={log_path!r}: cannot write the decision log there "
-                                   f"({exc.strerror}); give a writable file path") from None
+    for env, what in ((LOG_ENV, "the decision log"), (PROFILE_ENV, "the kernel profile")):
+        path = environ.get(env)
+        if path:
+            try:
+                open(path, "a").close()
+            except OSError as exc:
+                raise SwitchValueError(f"{env}={path!r}: cannot write {what} there "
+                                       f"({exc.strerror}); give a writable file path") from None
 
 
 def strict_from_environ(environ=None) -> bool:

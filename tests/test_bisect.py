@@ -192,6 +192,47 @@ def test_rank_leaves_out_each_top_fusion_of_an_embedded_model(tmp_path):
     assert [int(line.split()[1]) for line in table] == [r["n"] for r in rows]
 
 
+HEAVY_AND_CHEAP = """
+import re, torch, inductor_ablate
+from torch._inductor.utils import run_and_get_code
+
+def f(x, y):
+    a = x
+    for _ in range(40):  # heavy: many sins on a small tensor, each fusion scored on 64 KB
+        a = torch.sin(a)
+    return a, (y * 2) + 1  # cheap: one fusion scored on 1 MB, the highest memory score
+
+x, y = torch.randn(16384), torch.randn(262144)
+with inductor_ablate.config.patch(no_inline=True, flush_every_node=True):
+    g = torch.compile(f)
+    _, codes = run_and_get_code(g, x, y)
+    for _ in range(5):
+        g(x, y)
+print("kernels", len(set(re.findall(r"\\bcpp_fused_\\w+", codes[0]))))
+"""
+
+
+def test_rank_by_time_picks_the_fusions_whose_kernel_took_the_time(tmp_path):
+    """By memory score the cheap 1 MB fusion comes first; by time, the sin chain's fusions, whose one
+    kernel does 40 sines per element.  The metric (the kernel count) is deterministic: each veto
+    costs one kernel."""
+    result = tmp_path / "rank.json"
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bisect", "--rank", "--by", "time", "--metric",
+                           f"{sys.executable} {_script(tmp_path, HEAVY_AND_CHEAP)}", "--top", "2", "--repeats", "1",
+                           "--json", str(result)], env=clean_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ranking = json.loads(result.read_text())
+    assert ranking["by"] == "time" and ranking["fusions"] == 40 and len(ranking["rows"]) == 2
+    for row in ranking["rows"]:
+        rec = row["record"]
+        assert rec["score"] == 16384 * 4 and {op.split(":")[1] for op in rec["ops1"] + rec["ops2"]} == {"aten.sin.default"}
+        assert row["kernel"].startswith("cpp_fused_sin") and row["kernel_ms"] > 0 and row["change"] == 1, row
+    assert "kernel ms" in proc.stdout and "whose kernels took the most time" in proc.stdout
+    bad = subprocess.run([sys.executable, "-m", "inductor_ablate", "bisect", "--by", "time", "--", "true"],
+                         env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "goes with --rank" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
 REFUSING = """
 import torch, inductor_ablate
 

@@ -85,3 +85,64 @@ def test_explain_bad_input_is_one_line(profiled, tmp_path):
         proc = _cli("explain", *argv)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and words in lines[0], (argv, proc.stderr)
+
+
+BYTES_PROGRAM = r'''
+import json, torch
+from inductor_ablate.kernel_census import census
+table, idx, x = torch.randn(100000, 64), torch.randint(0, 100000, (8,)), torch.randn(1024, 256)
+out = {}
+for name, fn, args in (("gather", lambda t, i: t[i] * 2, (table, idx)), ("slice", lambda x: x[:, :16] + 1, (x,)),
+                       ("whole", lambda x: x.sin() + 1, (x,))):
+    out[name] = [k.bytes for k in census(fn, *args).kernels]
+print(json.dumps(out))
+'''
+
+
+def test_bytes_estimate_counts_what_the_loops_touch(tmp_path):
+    """A gather of 8 rows from a 25.6 MB table moves 8 rows in and out, not the table (the estimate
+    once counted whole buffers, so GB/s came out above the GPU's peak); a slice, its slice."""
+    proc = subprocess.run([sys.executable, "-c", BYTES_PROGRAM], capture_output=True, text=True, timeout=600,
+                          env=clean_env(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["gather"] == [8 * 64 * 4 * 2 + 8 * 8], got  # rows read and written, and the int64 indices
+    assert got["slice"] == [1024 * 16 * 4 * 2], got
+    assert got["whole"] == [1024 * 256 * 4 * 2], got
+
+
+USER_SCRIPT = r'''
+import sys, torch, inductor_ablate
+f = torch.compile(lambda x: (x.sin() * 2).sum(-1))
+x = torch.randn(256, 256)
+torch.randn(8).cos()  # eager work before the block: not in its profile
+if len(sys.argv) > 1:  # the context manager: it holds the first call, where Inductor names its kernels
+    with inductor_ablate.kernel_profile(sys.argv[1]):
+        for _ in range(5):
+            f(x)
+else:
+    for _ in range(5):
+        f(x)
+'''
+
+
+def test_a_users_script_gets_a_kernel_profile_from_a_variable_or_a_block(tmp_path):
+    script = tmp_path / "user.py"
+    script.write_text(USER_SCRIPT)
+    whole, block = tmp_path / "whole.json", tmp_path / "block.json"
+    env = clean_env(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, str(script)], env={**env, "INDUCTOR_KERNEL_PROFILE": str(whole)},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([sys.executable, str(script), str(block)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    for path, calls in ((whole, 5), (block, 5)):
+        data = json.loads(path.read_text())
+        assert data["kind"] == "kernel-profile" and data["device"] == "cpu" and 0 < data["busy_ms"] <= data["wall_ms"]
+        (kernel,) = [k for k in data["kernels"] if k["kind"] == "generated"]
+        assert kernel["calls"] == calls and kernel["ms"] > 0 and kernel["bytes"] == 256 * 256 * 4 + 256 * 4, kernel
+        assert sorted(kernel["ops"]) == ["mul.Tensor", "sin.default", "sum.dim_IntList"] and len(kernel["nodes"]) == 3
+    bad = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                         env={**env, "INDUCTOR_KERNEL_PROFILE": str(tmp_path / "no" / "such" / "dir" / "p.json")})
+    assert bad.returncode == 2 and "INDUCTOR_KERNEL_PROFILE" in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
