@@ -52,11 +52,13 @@ setup(
     version="0.1.0",
     description="Switch TorchInductor's optimizations off one at a time (fusion, inlining, C++ grouping) and measure them",
     python_requires=">=3.10",
-    packages=["inductor_ablate", "inductor_ablate.patches"],
+    packages=["inductor_ablate", "inductor_ablate.patches", "inductor_ablate.bench", "inductor_ablate.report"],
+    package_data={"inductor_ablate.report": ["*.j2"]},
     package_dir={"inductor_ablate": "overlay", "inductor_ablate.patches": "patches"},
     # the torch versions whose Inductor source every patch was checked against (docs/compatibility.md)
     install_requires=["torch>=2.9.1,<2.16", "sympy"],
-    extras_require={"test": ["pytest", "pytest-xdist", "expecttest", "numpy", "hypothesis", "matplotlib", "triton"], "bench": ["matplotlib", "tqdm"]},
+    extras_require={"test": ["pytest", "pytest-xdist", "expecttest", "numpy", "hypothesis", "matplotlib", "jinja2", "triton"],
+                    "bench": ["matplotlib", "jinja2", "tqdm"]},
     entry_points={"console_scripts": ["inductor-ablate=inductor_ablate.__main__:main"]},
     cmdclass={"build_py": BuildPyWithStartupHook, "editable_wheel": EditableWheelWithStartupHook},
 )

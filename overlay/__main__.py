@@ -1,4 +1,4 @@
-"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff,explain}``."""
+"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff,explain,report}``."""
 from __future__ import annotations
 
 import argparse
@@ -135,7 +135,7 @@ def _bare_no_fuse(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff", "explain")
+COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff", "explain", "report")
 
 
 def main(argv=None) -> int:
@@ -190,6 +190,11 @@ def _main(argv) -> int:
         from .explain import main as explain_main
 
         return explain_main(argv[1:])
+    sub.add_parser("report", add_help=False, help="one HTML page (or Markdown tables) from results files")
+    if argv[:1] == ["report"]:
+        from .report.cli import main as report_main
+
+        return report_main(argv[1:])
     if argv[:1] == ["diff"]:
         from .logdiff import main as diff_main
 

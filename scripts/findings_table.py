@@ -33,58 +33,13 @@ import sys
 from inductor_ablate.bench import estimate, report
 from inductor_ablate.bench.configs import FUSION_KINDS, GROUPS, by_name
 from inductor_ablate.bench.runner import read_results_file
+from inductor_ablate.report import views
 from inductor_ablate.errors import UsageError
 
-#: Table 4, by mode: every row of the paper's ablation (float16 HuggingFace, A100).
-PAPER = {
-    "inference": {"all": 1.91, "no-loop-reorder": 1.91, "no-matmul-templates": 1.85, "no-freezing": 1.85,
-                  "no-pattern-matching": 1.83, "no-cudagraphs": 1.81, "no-fusion": 1.68, "no-inlining": 1.58,
-                  "no-fusion-no-inlining": 0.80},
-    "training": {"all": 1.45, "no-loop-reorder": 1.28, "no-matmul-templates": 1.41, "no-freezing": 1.45,
-                 "no-pattern-matching": 1.45, "no-cudagraphs": 1.37, "no-fusion": 1.27, "no-inlining": 1.31,
-                 "no-fusion-no-inlining": 0.59},
-}
-
-
-def _processes(cells) -> dict:
-    """{(model, config): [cell, ...]}: each row's processes on each model."""
-    reps: dict = {}
-    for c in cells:
-        reps.setdefault((c["model"], c["config"]), []).append(c)
-    return reps
-
-
-def _pairs(cells) -> dict:
-    """{config: {model: [(row speedup, same-run `all` speedup), ...]}} (``report.paired_with_all``)."""
-    reps = _processes(report.apply_baseline(cells))
-    out: dict = {}
-    for (m, config), cs in reps.items():
-        pairs = report.paired_with_all(cs, reps.get((m, "all"), []))
-        if pairs and config != "all":
-            out.setdefault(config, {})[m] = pairs
-    return out
-
-
-def _same_code(cells) -> set:
-    """{(model, config)} that generated `all`'s code (``report.same_code_as_all``, the bench
-    report's "same code")."""
-    reps = _processes(cells)
-    return {(m, config) for (m, config), cs in reps.items()
-            if config != "all" and report.same_code_as_all(cs, reps.get((m, "all"), []))}
-
-
-def _share(pairs, models, rng=None):
-    """Geomean over ``models`` of speedup(row) / speedup(same-run `all`)."""
-    row, base = report.draw_pairs(pairs, models, rng)
-    return row / base
-
-
-def _bootstrap(statistic, models, seed):
-    """(lo, hi): 95% interval of ``statistic(models, rng)``, resampling models (and, in the
-    statistic, each model's process pairs)."""
-    rng = random.Random(seed)
-    values = [statistic([rng.choice(models) for _ in models], rng) for _ in range(report.BOOTSTRAP)]
-    return report._percentiles([v for v in values if v is not None and math.isfinite(v)])
+# The paper's Table 4 and the shares of `all` kept: the report's own views (one definition).
+PAPER = views.PAPER
+_processes, _pairs, _same_code = views.processes, views.pairs_with_all, views.same_code
+_share, _bootstrap = views.share, views.bootstrap
 
 
 def kept_share(pairs, config):

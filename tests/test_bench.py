@@ -172,12 +172,15 @@ def test_shards_then_merge(tmp_path):
         proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-inlining",
                      "--repeat", "3", "--shard", f"{k}/2", "--json", str(out), tmp_path=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+        page = tmp_path / f"part{k}.html"  # bench writes the report page beside its results file
+        assert f"report: {page}" in proc.stdout and "tiny" in page.read_text()
         parts.append(str(out))
     assert len(cells(parts[0])) == 2 and len(cells(parts[1])) == 2
     merged = tmp_path / "merged.json"
     proc = bench("merge", *parts, "--json", str(merged), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert set(cells(merged)) == {(m, c) for m in ("tiny", "tiny2") for c in ("all", "no-inlining")}
+    assert f"report: {tmp_path / 'merged.html'}" in proc.stdout and "tiny2" in (tmp_path / "merged.html").read_text()
     assert "geomean speedup over eager (2 models, 1 process(es) per cell; eager time: pooled)" in proc.stdout
     proc = bench("merge", str(merged), "--json", str(tmp_path / "again.json"), "--baseline", "in-cell", tmp_path=tmp_path)
     assert proc.returncode == 0 and "eager time: in-cell" in proc.stdout, proc.stderr

@@ -120,6 +120,18 @@ def _emit(cells, args) -> list[dict]:
     return rows
 
 
+def _write_page(results_path: str, baseline: str) -> None:
+    """The report page beside the results file (``report``'s, for one file)."""
+    from ..report.cli import page_path, write_page
+
+    try:
+        print(f"report: {write_page([results_path], page_path(results_path), baseline=baseline)}")
+    except ImportError as exc:
+        print(f"report: not written ({exc.name} is missing: pip install jinja2 matplotlib)")
+    except OSError as exc:
+        print(f"report: not written ({exc.strerror}: {exc.filename})")
+
+
 def bench_main(argv) -> int:
     p = OneLineParser(prog="python -m inductor_ablate bench",
                                 description="The ablation study: speedup over eager per config, kernel counts, "
@@ -283,6 +295,7 @@ def bench_main(argv) -> int:
     print(report.same_code_spread(mine))
     print(report.eager_spread(mine))
     print(f"results: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
+    _write_page(path, args.baseline)
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 
 
@@ -328,6 +341,7 @@ def merge_main(argv) -> int:
     print(report.eager_spread(merged["cells"]))
     left = f" (left out: {', '.join(merged['meta']['left_out'])})" if leave_out else ""
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells{left} -> {args.json}")
+    _write_page(args.json, args.baseline)
     return 0
 
 

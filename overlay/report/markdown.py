@@ -1,0 +1,88 @@
+"""The report's tables as Markdown (``report --markdown``): what docs/findings.md's tables are
+made of, so that no figure there is typed by hand."""
+from __future__ import annotations
+
+
+def interval(point, lo, hi, digits: int = 2, suffix: str = "") -> str:
+    """"1.23x [1.20, 1.26]", or the point and "(no interval)" where there is none to give."""
+    if point is None:
+        return "-"
+    text = f"{point:.{digits}f}{suffix}"
+    return f"{text} [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None else f"{text} (no interval)"
+
+
+def noise_line(sec: dict) -> str:
+    noise = sec["noise"]
+    if noise is None:
+        return ("Noise floor: not measured (no two processes of a model generated identical code; "
+                "`--cell-repeats 2` gives one).")
+    within = [r["config"] for r in sec["rows"] if r["within_noise"]]
+    text = (f"Noise floor: {noise['pairs']} pairs of processes that ran identical code differ in compiled time "
+            f"by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%).")
+    if within:
+        text += f" Rows whose share of `all` is within that median of 1: {', '.join(within)}."
+    return text
+
+
+def headline(sec: dict) -> str:
+    paper = sec["has_paper"]
+    head = ["row", "source", "speedup [95% CI]", "share of `all` kept [95% CI]", "same code", "models"]
+    head += ["paper (Table 4)", "paper: share kept"] if paper else []
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in sec["rows"]:
+        if r["na"]:
+            cols = [r["config"], r["source"], f"n/a: {r['na_message']}", "", "", "0"]
+        else:
+            kept = r["kept"]
+            kept_text = "1" if r["config"] == "all" else "-" if kept is None else \
+                interval(kept["point"], kept["lo"], kept["hi"]) + ("*" if r["significant"] else "")
+            same = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
+            cols = [r["config"], r["source"], interval(r["speedup"], r["speedup_lo"], r["speedup_hi"], suffix="x"),
+                    kept_text, same, f"{r['ok']}/{r['models']}"]
+        if paper:
+            cols += [f"{r['paper']:.2f}x" if r["paper"] else "", f"{r['paper_kept']:.2f}" if r["paper_kept"] else ""]
+        lines.append("| " + " | ".join(cols) + " |")
+    lines.append("\n`*`: the change from `all` excludes zero at 95% (on 6+ paired processes); same code: models "
+                 "whose generated code was `all`'s own (their figure is noise, not the row).")
+    return "\n".join(lines)
+
+
+def per_model(sec: dict) -> str:
+    models = sec["models"]
+    lines = ["| row | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
+    for config, by_model in sec["per_model"].items():
+        cols = [f"{by_model[m]['share']:.2f}{'=' if by_model[m]['same_code'] else ''}" if m in by_model else "-"
+                for m in models]
+        lines.append(f"| {config} | " + " | ".join(cols) + " |")
+    lines.append("\n`=`: the row generated `all`'s very code on that model.")
+    return "\n".join(lines)
+
+
+def kernels(sec: dict) -> str:
+    models = sec["models"]
+    lines = ["| row | " + " | ".join(models) + " | total |", "|---|" + "---|" * (len(models) + 1)]
+    for config, by_model in sec["kernels"].items():
+        cols = [str(by_model.get(m, "-")) for m in models]
+        lines.append(f"| {config} | " + " | ".join(cols) + f" | {sum(by_model.values())} |")
+    return "\n".join(lines)
+
+
+def split(result: dict) -> str:
+    lines = ["| row | model | measured ms | generated | library | gaps | parts |", "|---|---|---|---|---|---|---|"]
+    for row, data in result["rows"].items():
+        for model, s in data["models"].items():
+            lines.append(f"| {row} | {model} | {s['measured_ms']:+.3f} | {s['generated_ms']:+.3f} | "
+                         f"{s['library_ms']:+.3f} | {s['gaps_ms']:+.3f} | {s['parts_ms']:+.3f}"
+                         f"{' !' if s['mismatch'] else ''} |")
+    lines.append("\n`!`: the parts differ from the timed change by more than 10%.")
+    return "\n".join(lines)
+
+
+def document(sections: list[dict], splits: list) -> str:
+    out = []
+    for sec, result in zip(sections, splits):
+        out.append(f"## {sec['title']}\n\n{noise_line(sec)}\n\n{headline(sec)}\n\n### Share of `all` kept, per model\n\n"
+                   f"{per_model(sec)}\n\n### Kernels per model\n\n{kernels(sec)}")
+        if result:
+            out.append(f"### Where the time went (kernel profiles)\n\n{split(result)}")
+    return "\n\n".join(out) + "\n"

@@ -1,0 +1,34 @@
+"""One self-contained HTML page (Jinja2): CSS and SVG inline, nothing fetched."""
+from __future__ import annotations
+
+import os
+
+from . import charts, markdown, views
+
+MAX_REMARKS = 500  # a log of a large model holds thousands; the hottest are what a reader opens
+
+
+def _row_texts(sec: dict) -> None:
+    for r in sec["rows"]:
+        kept = r["kept"]
+        r["speedup_text"] = markdown.interval(r["speedup"], r["speedup_lo"], r["speedup_hi"], suffix="x")
+        r["kept_text"] = ("1" if r["config"] == "all" else "-" if kept is None else
+                          markdown.interval(kept["point"], kept["lo"], kept["hi"]) + ("*" if r["significant"] else ""))
+        r["same_text"] = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
+
+
+def render(sources: list[str], sections: list[dict], splits: list, logs: list[tuple[str, dict]]) -> str:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.dirname(__file__)), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    for sec, result in zip(sections, splits):
+        _row_texts(sec)
+        sec["noise_line"] = markdown.noise_line(sec)
+        sec["forest"], sec["heatmap"], sec["split"] = charts.forest(sec), charts.heatmap(sec), result
+    shown = [{"path": path, "counts": data["counts"], "total": len(data["remarks"]),
+              "remarks": data["remarks"][:MAX_REMARKS], "shown": min(len(data["remarks"]), MAX_REMARKS)}
+             for path, data in logs]
+    title = "; ".join(sec["title"] for sec in sections)
+    return env.get_template("page.html.j2").render(title=title, sources=sources, sections=sections, logs=shown,
+                                                   paper_link=views.PAPER_LINK)

@@ -1,0 +1,99 @@
+"""`report`: one self-contained HTML page from results files, opened in a real Chromium (headless,
+tests/browser.py), and its Markdown tables.  Reads committed results files: no compile."""
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import browser
+from conftest import clean_env
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+H200 = os.path.join(ROOT, "docs", "results", "h200-real-bf16-inference.json")
+PROFILED = os.path.join(ROOT, "docs", "results", "raw", "h200-explain-bf16-part.json")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", *args], env=clean_env(), capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def h200_page(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    proc = _cli("report", H200, "-o", str(out))
+    assert proc.returncode == 0 and proc.stdout.strip() == f"report: {out}", proc.stdout + proc.stderr
+    return out
+
+
+def test_the_page_opens_in_chromium_from_disk_with_no_error_and_no_network(h200_page):
+    """No console error, no request but the page itself (data: URIs are inline), every model and row
+    of the results file in the DOM, both pictures drawn, a screenshot that is not blank."""
+    from PIL import Image
+
+    seen = browser.load(h200_page.resolve().as_uri())
+    assert seen["errors"] == [], seen["errors"]
+    assert [u for u in seen["requests"] if not u.startswith("data:")] == [h200_page.resolve().as_uri()], seen["requests"]
+    cells = json.load(open(H200))["cells"]
+    for name in {c["model"] for c in cells} | {c["config"] for c in cells}:
+        assert name in seen["text"], name
+    assert "Noise floor" in seen["text"] and "1.91x" in seen["text"]  # the paper's `all`, beside ours
+    assert seen["svgs"] >= 2
+    image = Image.open(io.BytesIO(seen["png"])).convert("RGB")
+    colours = image.getcolors(1 << 24)
+    inked = sum(n for n, rgb in colours if sum(rgb) < 600) / (image.width * image.height)
+    assert image.height > 1500 and len(colours) > 200 and inked > 0.02, (image.size, len(colours), inked)
+
+
+def test_the_page_is_self_contained(h200_page):
+    html = h200_page.read_text()
+    for fetched in ("<script src", "<link ", "@import", "url(http", "<img src=\"http"):
+        assert fetched not in html, fetched
+    assert html.count("<svg") >= 2 and 'class="headline"' in html and "pytorch2-2.pdf" in html
+
+
+def test_markdown_holds_the_same_figures_as_the_page(h200_page):
+    proc = _cli("report", H200, "--markdown")
+    assert proc.returncode == 0, proc.stderr
+    md, html = proc.stdout, h200_page.read_text()
+    headline = [line for line in md.splitlines() if line.startswith("| no-fusion | paper |")]
+    assert len(headline) == 1, md
+    speedup, kept = (c.strip() for c in headline[0].split("|")[3:5])
+    assert speedup.endswith("]") and speedup in html and kept.rstrip("*") in html
+    assert md.startswith("## real suite, cuda, bfloat16, inference") and "| row | bert_base |" in md
+
+
+def test_profiles_and_a_decision_log_add_the_split_and_remarks(tmp_path):
+    log = tmp_path / "decisions.jsonl"
+    records = [{"decision": "fusion", "n": 1, "graph": 1, "graph_n": 1, "kind": "vertical", "node1": "op0",
+                "node2": "op1", "ops1": ["sin:aten.sin.default"], "ops2": ["cos:aten.cos.default"], "score": 4096,
+                "result": "fused"},
+               {"decision": "refusal", "graph": 1, "kind": "horizontal", "node1": "op2", "node2": "op3",
+                "ops1": ["a:aten.add.Tensor"], "ops2": ["b:aten.mul.Tensor"], "reason": "no shared data",
+                "result": "refused (no shared data)"}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "p.html"
+    proc = _cli("report", PROFILED, "--log", str(log), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    html = out.read_text()
+    assert 'class="split"' in html and "Kernels that moved most" in html and "no-fusion-no-inlining" in html
+    assert 'class="refused">refused' in html and "no shared data" in html and 'class="fused">fused' in html
+
+
+@pytest.mark.parametrize("case", ["missing", "malformed", "unwritable", "not_a_log", "a_directory"])
+def test_bad_input_to_report_is_one_line(tmp_path, case):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    not_log = tmp_path / "x.jsonl"
+    not_log.write_text('{"a": 1}\n')
+    (tmp_path / "f").write_text("")
+    args = {"missing": [str(tmp_path / "none.json")], "malformed": [str(bad)],
+            "unwritable": [H200, "-o", str(tmp_path / "f" / "p.html")],
+            "not_a_log": [H200, "--log", str(not_log), "-o", str(tmp_path / "p.html")],
+            "a_directory": [H200, "-o", str(tmp_path)]}[case]
+    proc = _cli("report", *args)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (proc.returncode, proc.stderr)
+    assert not (tmp_path / "p.html").exists()
