@@ -1,4 +1,4 @@
-"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff,explain,report}``."""
+"""Command line: ``python -m inductor_ablate {status,list,run,census,bench,merge,bisect,diff,explain,report,compare}``."""
 from __future__ import annotations
 
 import argparse
@@ -135,7 +135,7 @@ def _bare_no_fuse(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff", "explain", "report")
+COMMANDS = ("status", "list", "run", "census", "bench", "merge", "bisect", "diff", "explain", "report", "compare")
 
 
 def main(argv=None) -> int:
@@ -195,6 +195,11 @@ def _main(argv) -> int:
         from .report.cli import main as report_main
 
         return report_main(argv[1:])
+    sub.add_parser("compare", add_help=False, help="the rows of two results files side by side (repeatability)")
+    if argv[:1] == ["compare"]:
+        from .compare import main as compare_main
+
+        return compare_main(argv[1:])
     if argv[:1] == ["diff"]:
         from .logdiff import main as diff_main
 

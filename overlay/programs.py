@@ -1,6 +1,6 @@
 """Small programs that exercise each way Inductor puts several ops in one kernel.
 
-Shared by the tests, the census report (scripts/kernel_census_report.py) and the docs, so that the
+Shared by the tests, the census command and the docs, so that the
 CPU and CUDA figures come from the same code.  Each entry builds ``(fn, args)`` on a device.
 """
 from __future__ import annotations

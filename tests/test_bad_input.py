@@ -117,7 +117,7 @@ def test_merge_refuses_files_of_two_gpus_and_writes_nothing(tmp_path):
     h200 = "docs/results/h200-real-bf16-inference.json"  # a merged file: its parts' names count
     proc = cli("merge", "--pool-repeats", h200, h100, "--json", str(out), cwd=ROOT)
     assert_one_line_error(proc, "would mix 2 devices", f"{h100}: NVIDIA H100 80GB HBM3", f"{h200}: NVIDIA H200",
-                          "compare_runs.py --labels")
+                          "inductor_ablate compare --labels")
     assert not out.exists() and proc.stdout == ""
 
 

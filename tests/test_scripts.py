@@ -1,4 +1,4 @@
-"""The study scripts that read results files (scripts/compare_runs.py, scripts/findings_table.py),
+"""The commands and scripts that read results files (`compare`), and the study scripts (scripts/),
 run as a user runs them, on results files with known answers; and every script's bad options."""
 import json
 import os
@@ -16,6 +16,12 @@ PICKS = os.path.join(ROOT, "docs", "results", "raw", "convnext-no-inlining-code"
 def script(name, *args, timeout=120, env=None):
     return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", name), *args],
                           capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def compare(*args, timeout=120):
+    """``python -m inductor_ablate compare ARGS`` (once scripts/compare_runs.py)."""
+    return subprocess.run([sys.executable, "-m", "inductor_ablate", "compare", *args],
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def results(path, shares, mode="inference", eager=2.0):
@@ -40,7 +46,7 @@ def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
     same = results(tmp_path / "b.json", {m: 0.90 + 0.01 * ((i + 1) % 3) for i, m in enumerate(models)}, eager=2.4)
     moved = results(tmp_path / "c.json", {m: 0.70 + 0.01 * (i % 3) for i, m in enumerate(models)})
 
-    proc = script("compare_runs.py", earlier, same)
+    proc = compare(earlier, same)
     assert proc.returncode == 0, proc.stderr
     line = row(proc.stdout, "no-fusion")
     assert line.endswith("| yes |") and "| 8 |" in line, line
@@ -52,7 +58,7 @@ def test_compare_runs_says_whether_a_rows_share_repeats(tmp_path):
     assert "compiled ms per call: median |move| 20.0%" in proc.stdout, proc.stdout
     assert "speedup over eager: median |move| 0.5%" in proc.stdout, proc.stdout
 
-    proc = script("compare_runs.py", earlier, moved)
+    proc = compare(earlier, moved)
     line = row(proc.stdout, "no-fusion")
     assert line.endswith("| no |") and "| -0.20 [" in line, line
     assert "inside the earlier interval: 0 of 1 rows" in proc.stdout
@@ -68,80 +74,9 @@ def test_compare_runs_90th_percentile_of_the_moves_is_never_below_their_median(t
         cell["compiled_ms"] *= move
         cell["speedup"] = cell["eager_ms"] / cell["compiled_ms"]
     (tmp_path / "b.json").write_text(json.dumps(later))
-    proc = script("compare_runs.py", earlier, str(tmp_path / "b.json"))
+    proc = compare(earlier, str(tmp_path / "b.json"))
     assert proc.returncode == 0, proc.stderr
     assert "compiled ms per call: median |move| 2.0%, 90th percentile 3.0%, largest +3.0%" in proc.stdout, proc.stdout
-
-
-def test_take_back_puts_a_calls_lane_file_log_and_picks_in_place_and_refuses_a_stale_one(tmp_path):
-    import tarfile
-
-    repo, call = tmp_path / "repo", tmp_path / "call"
-    (repo / "picks" / "m0-float32-inference-cuda").mkdir(parents=True)
-    (repo / "picks" / "m0-float32-inference-cuda" / "a").write_text("old")
-    call.mkdir()
-    resume = results(repo / "lane.json", {"m0": 0.9})
-    (repo / "lane.txt").write_text("# call 1\n")
-    grown = json.loads(open(resume).read())
-    grown["cells"].append({**grown["cells"][0], "model": "m1", "code_hash": "m1all"})
-    (call / "cuda-real-float32-inference-part1of1.json").write_text(json.dumps(grown))
-    (call / "cuda-real-float32-inference-part1of1.log").write_text("1 of 3 cells already in ...\n")
-    picks = tmp_path / "results" / "picks"
-    for model, text in (("m0", "new"), ("m1", "first")):
-        (picks / f"{model}-float32-inference-cuda").mkdir(parents=True)
-        (picks / f"{model}-float32-inference-cuda" / "a").write_text(text)
-    with tarfile.open(call / "picks.tgz", "w:gz") as tar:
-        tar.add(picks, arcname="results/picks")
-
-    proc = script("take_back.py", str(call), resume, "--note", "call 2", "--picks", str(repo / "picks"))
-    assert proc.returncode == 0, proc.stderr
-    assert "2 -> 3 cells" in proc.stdout and "picks: changed m0-float32-inference-cuda" in proc.stdout, proc.stdout
-    assert "picks: new m1-float32-inference-cuda" in proc.stdout, proc.stdout
-    assert json.loads(open(resume).read()) == grown
-    assert (repo / "lane.txt").read_text() == "# call 1\n\n# call 2\n1 of 3 cells already in ...\n"
-    assert (repo / "picks" / "m1-float32-inference-cuda" / "a").read_text() == "first"
-    again = script("take_back.py", str(call), resume, "--note", "call 2", "--picks", str(repo / "picks"))
-    assert again.returncode == 0 and "nothing done" in again.stdout, again.stdout
-    assert (repo / "lane.txt").read_text().count("# call 2") == 1
-
-    # a fresh box that resumed from the older file: its lane lacks m1's process, so nothing is copied
-    stale = json.loads(open(resume).read())
-    stale["cells"] = [{**c, "compiled_ms": c["compiled_ms"] * 1.01} for c in stale["cells"][:2]]
-    (call / "cuda-real-float32-inference-part1of1.json").write_text(json.dumps(stale))
-    proc = script("take_back.py", str(call), resume, "--note", "call 3", "--picks", str(repo / "picks"))
-    assert proc.returncode == 2 and "lacks 3 process(es)" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
-    assert json.loads(open(resume).read()) == grown and "call 3" not in (repo / "lane.txt").read_text()
-    # a tarball that is not one: refused in one line before the lane file is copied
-    grown["cells"].append({**grown["cells"][0], "model": "m2", "code_hash": "m2all"})
-    (call / "cuda-real-float32-inference-part1of1.json").write_text(json.dumps(grown))
-    (call / "picks.tgz").write_text("not a tarball")
-    proc = script("take_back.py", str(call), resume, "--note", "call 4", "--picks", str(repo / "picks"))
-    assert proc.returncode == 2 and "picks.tgz: not a readable tarball" in proc.stderr, proc.stderr
-    assert proc.stderr.count("\n") == 1 and len(json.loads(open(resume).read())["cells"]) == 3
-
-
-def test_backtest_estimate_prices_each_cell_from_what_ran_before_it_with_and_without_its_twin(tmp_path):
-    """A float32 run priced from a bfloat16 history: the warm no-freezing row, dear in bfloat16 too, is
-    priced near its wall from its twin; without the twin, from the model's other float32 row, under
-    two thirds of it, and named."""
-    def cell(config, cache, wall, dtype):
-        return dict(suite="real", model="m", device="cuda", dtype=dtype, mode="inference", config=config,
-                    status="ok", cache=cache, wall_s=wall)
-    history = tmp_path / "bf16.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [
-        cell("all", "cold", 100, "bfloat16"), cell("no-fusion", "warm", 20, "bfloat16"),
-        cell("no-freezing", "warm", 80, "bfloat16")]}))
-    run = tmp_path / "fp32.json"
-    run.write_text(json.dumps({"meta": {}, "cells": [
-        cell("all", "cold", 200, "float32"), cell("no-fusion", "warm", 30, "float32"),
-        cell("no-freezing", "warm", 110, "float32")]}))
-    proc = script("backtest_estimate.py", str(run), "--history", str(history), "--state", "warm")
-    assert proc.returncode == 0, proc.stderr
-    as_is, without = proc.stdout.split("without the same cell in another dtype")
-    # as is: no-fusion 20 x 2.00 (the cold ratio: no warm pair yet) = 40 for 30; no-freezing 80 x 1.50 = 120 for 110
-    assert "2 cells" in as_is and "priced 160 s for 140 s" in as_is and "under 1/1.5 of the wall: 0" in as_is
-    # without: no-freezing from the model's float32 warm row, 30 s for 110
-    assert "under 1/1.5 of the wall: 1 (m no-freezing 30 s for 110)" in without, proc.stdout
 
 
 def test_compare_runs_sets_two_dtypes_of_one_setting_side_by_side_paired_by_model(tmp_path):
@@ -151,7 +86,7 @@ def test_compare_runs_sets_two_dtypes_of_one_setting_side_by_side_paired_by_mode
     for c in fp32["cells"]:
         c["dtype"] = "float32"
     (tmp_path / "b.json").write_text(json.dumps(fp32))
-    proc = script("compare_runs.py", "--labels", "bfloat16,float32", bf16, str(tmp_path / "b.json"))
+    proc = compare("--labels", "bfloat16,float32", bf16, str(tmp_path / "b.json"))
     assert proc.returncode == 0, proc.stderr
     assert "dtype: bfloat16 (bfloat16) against float32 (float32), paired by model" in proc.stdout
     assert row(proc.stdout, "no-fusion").startswith("| no-fusion | 6 | 0.60 [0.60, 0.60] | 0.85 [0.85, 0.85] | +0.25 ["), proc.stdout
@@ -167,7 +102,7 @@ def test_compare_runs_names_a_cell_that_gave_a_wrong_answer_in_one_file(tmp_path
     wrong = next(c for c in data["cells"] if c["model"] == "m2" and c["config"] == "no-fusion")
     wrong.update(status="accuracy", message="max relative error 2.33 > 0.05 against eager")
     open(later, "w").write(json.dumps(data))
-    proc = script("compare_runs.py", earlier, later)
+    proc = compare(earlier, later)
     assert proc.returncode == 0, proc.stderr
     assert "| no-fusion | 3 |" in row(proc.stdout, "no-fusion")
     assert proc.stdout.rstrip().endswith(
@@ -181,7 +116,7 @@ def test_compare_runs_names_the_files_by_label_and_shows_each_models_move(tmp_pa
     models = [f"m{i}" for i in range(6)]
     h200 = results(tmp_path / "a.json", {m: 0.90 for m in models})
     h100 = results(tmp_path / "b.json", {m: 0.60 if m == "m0" else 0.90 for m in models})
-    proc = script("compare_runs.py", "--labels", "H200,H100", h200, h100)
+    proc = compare("--labels", "H200,H100", h200, h100)
     assert proc.returncode == 0, proc.stderr
     assert "| row | models | H200: share kept [95% CI] | H100: share kept [95% CI] | H100 - H200 [95% CI] |" in proc.stdout
     assert "H100 / H200 - 1:" in proc.stdout and "earlier" not in proc.stdout
@@ -199,136 +134,40 @@ def test_compare_runs_names_the_files_by_label_and_shows_each_models_move(tmp_pa
         if path == h200:  # m0's `all` run again there: both counts
             data["cells"].append(dict(data["cells"][0], externs=70))
         open(path, "w").write(json.dumps(data))
-    proc = script("compare_runs.py", "--labels", "H200,H100", h200, h100)
+    proc = compare("--labels", "H200,H100", h200, h100)
     assert "| model | no-fusion: H200, H100 (change) | `all`'s extern calls: H200; H100 |" in proc.stdout, proc.stdout
     assert "| m0 | 0.90, 0.60 (-0.30) | 100/70; 80 |" in proc.stdout and "| m5 | 0.90, 0.90 (+0.00) | 90; 80 |" in proc.stdout
 
     for bad in (["--labels", "H200", h200, h100], ["--labels", "H200,", h200, h100], ["--labels", "a,b,c", h200, h100]):
-        proc = script("compare_runs.py", *bad)
+        proc = compare(*bad)
         assert proc.returncode == 2 and proc.stdout == "", proc
-        assert proc.stderr.strip().startswith("compare_runs: --labels ") and len(proc.stderr.strip().splitlines()) == 1
-    proc = script("compare_runs.py", h200, h100, "--labels", "x,y")
-    assert proc.returncode == 2 and proc.stderr.strip().startswith("usage: python scripts/compare_runs.py [--labels A,B]")
+        assert proc.stderr.strip().startswith("inductor_ablate: error: --labels ") and len(proc.stderr.strip().splitlines()) == 1
+    proc = compare(h200, h100, "--table", "x")
+    assert proc.returncode == 2 and "invalid choice: 'x'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
     a = results(tmp_path / "a.json", {"m": 0.9})
     b = results(tmp_path / "b.json", {"m": 0.9}, mode="training")
-    proc = script("compare_runs.py", a, b)
+    proc = compare(a, b)
     assert proc.returncode == 2 and proc.stdout == "", proc
-    assert proc.stderr.strip() == ("compare_runs: the files hold cuda inference and cuda training cells; compare files "
+    assert proc.stderr.strip() == ("inductor_ablate: error: the files hold cuda inference and cuda training cells; compare files "
                                    "of one device and mode (the dtype may differ)")
     both = json.loads(open(a).read())
     both["cells"] += json.loads(open(b).read())["cells"]
     (tmp_path / "both.json").write_text(json.dumps(both))
-    proc = script("compare_runs.py", str(tmp_path / "both.json"), a)
+    proc = compare(str(tmp_path / "both.json"), a)
     assert proc.returncode == 2 and proc.stderr.strip() == (
-        f"compare_runs: {tmp_path / 'both.json'} holds 2 settings (device, dtype, mode); give files of one setting each")
-    assert script("compare_runs.py", a).returncode == 2
+        f"inductor_ablate: error: {tmp_path / 'both.json'} holds 2 settings (device, dtype, mode); give files of one setting each")
+    assert compare(a).returncode == 2
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"meta": {}, "cells": []}))
-    proc = script("compare_runs.py", a, str(empty))
-    assert proc.returncode == 2 and proc.stderr.strip() == f"compare_runs: {empty} holds no cells", proc
-
-
-def test_findings_table_refuses_a_mixed_mode_file_in_one_line(tmp_path):
-    a = json.loads(open(results(tmp_path / "a.json", {"m": 0.9})).read())
-    b = json.loads(open(results(tmp_path / "b.json", {"m": 0.9}, mode="training")).read())
-    mixed = tmp_path / "mixed.json"
-    mixed.write_text(json.dumps({"meta": {}, "cells": a["cells"] + b["cells"]}))
-    proc = script("findings_table.py", str(mixed))
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "2 modes" in proc.stderr, proc
-
-
-def test_findings_table_prints_each_models_training_over_inference_cost_and_refuses_a_same_mode_file(tmp_path):
-    """With a second file of the other mode: per model, the median process wall of its training cells
-    over its inference cells, cold and warm apart, and their median over models (what `bench
-    --estimate` scales a model with cells of one mode only by); a second file of the same mode, or a
-    first file with no timed cell, is one line, exit 2, before any table."""
-    walls = {"training": {"m": (30.0, 20.0), "n": (10.0, 8.0)}, "inference": {"m": (10.0, 5.0), "n": (10.0, 4.0)}}
-    paths = {}
-    for mode, per_model in walls.items():
-        path = results(tmp_path / f"{mode}.json", {"m": 0.9, "n": 0.9}, mode=mode)
-        data = json.loads(open(path).read())
-        for c in data["cells"]:
-            c["cache"] = "cold" if c["config"] == "all" else "warm"
-            c["wall_s"] = per_model[c["model"]][c["cache"] == "warm"]
-        open(path, "w").write(json.dumps(data))
-        paths[mode] = path
-    proc = script("findings_table.py", paths["training"], paths["inference"])
-    assert proc.returncode == 0, proc.stderr
-    assert "| m | 3.00 | 4.00 |\n| n | 1.00 | 2.00 |" in proc.stdout, proc.stdout
-    assert "cold: median 2.00 over 2 models, from 1.00 to 3.00" in proc.stdout, proc.stdout
-    assert "warm: median 3.00 over 2 models, from 2.00 to 4.00" in proc.stdout, proc.stdout
-    proc = script("findings_table.py", paths["training"], paths["training"])
-    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc
-    assert "no timed cell on cuda in the other mode" in proc.stderr, proc.stderr
-    untimed = json.loads(open(paths["training"]).read())
-    for c in untimed["cells"]:
-        del c["wall_s"]
-    open(paths["training"], "w").write(json.dumps(untimed))
-    proc = script("findings_table.py", paths["training"], paths["inference"])
-    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc
-    assert "holds no timed cell (status ok, with wall_s)" in proc.stderr, proc.stderr
-
-
-def test_findings_table_counts_warm_cells_whose_autotuning_exceeds_the_target(tmp_path):
-    """A warm cell that spent 2 of its 10 s autotuning compiles in 1.25x its compile without it
-    (within 1.5x); one that spent 6 of 10 s, in 2.5x (over); cold cells and `all` are not counted."""
-    path = results(tmp_path / "a.json", {"m": 0.9, "n": 0.9})
-    data = json.loads(open(path).read())
-    for c in data["cells"]:
-        c["cache"] = "cold" if c["config"] == "all" else "warm"
-        c["compile_s"], c["autotune_s"] = (10.0, 2.0) if c["model"] == "m" else (10.0, 6.0)
-    open(path, "w").write(json.dumps(data))
-    proc = script("findings_table.py", path)
-    assert proc.returncode == 0, proc.stderr
-    assert "compiling in at most 1.5x their compile without its autotuning: 1 of 2" in proc.stdout, proc.stdout
-    assert "Over: no-fusion n 2.50x (6 s autotuning)." in proc.stdout, proc.stdout
-
-
-def test_findings_table_marks_a_per_model_share_whose_code_was_alls_own(tmp_path):
-    """Model m's `no-fusion` generated `all`'s code (its share is noise: marked `=`); n's did not."""
-    path = results(tmp_path / "a.json", {"m": 0.95, "n": 0.9})
-    data = json.loads(open(path).read())
-    for c in data["cells"]:
-        if c["model"] == "m":
-            c["code_hash"] = "m-same"
-    open(path, "w").write(json.dumps(data))
-    proc = script("findings_table.py", path)
-    assert proc.returncode == 0, proc.stderr
-    per_model = proc.stdout[proc.stdout.index("## Per model"):proc.stdout.index("## Fusions")]
-    assert row(per_model, "no-fusion") == "| no-fusion | 0.95= | 0.90 |", per_model
-    assert "`=`: the row generated the very code of `all`" in per_model
-    data["cells"] = [c for c in data["cells"] if c["model"] == "n"]  # nothing the same: no legend
-    open(path, "w").write(json.dumps(data))
-    assert "`=`" not in script("findings_table.py", path).stdout
-
-
-def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
-    """Model m's vertical+horizontal row made no fusion and ended at `no-fusion`'s kernels; n's kept
-    its epilogue fusion, the kind not vetoed, and ended under them; the table says which."""
-    path = results(tmp_path / "a.json", {"m": 0.95, "n": 0.9})
-    data = json.loads(open(path).read())
-    made = {("m", "all"): ({"vertical": 3, "horizontal": 2}, 10), ("n", "all"): ({"epilogue": 1, "vertical": 2}, 7),
-            ("m", "no-fusion"): ({}, 15), ("n", "no-fusion"): ({}, 10)}
-    for c in data["cells"]:
-        c["fusions"], c["kernels"] = made[(c["model"], c["config"])]
-    for model, fusions, kernels in (("m", {}, 15), ("n", {"epilogue": 1}, 9)):
-        data["cells"].append({**next(c for c in data["cells"] if (c["model"], c["config"]) == (model, "no-fusion")),
-                              "config": "no-fusion-vertical+horizontal", "fusions": fusions, "kernels": kernels,
-                              "code_hash": f"{model}-vh"})
-    open(path, "w").write(json.dumps(data))
-    proc = script("findings_table.py", path)
-    assert proc.returncode == 0, proc.stderr
-    together = proc.stdout[proc.stdout.index("## Fusion kinds taken out together"):proc.stdout.index("## Cost")]
-    assert "| m | horizontal 2, vertical 3 | none | 15 | 15 |" in together, together
-    assert "| n | epilogue 1, vertical 2 | epilogue 1 | 9 | 10 |" in together, together
+    proc = compare(a, str(empty))
+    assert proc.returncode == 2 and proc.stderr.strip() == f"inductor_ablate: error: {empty} holds no cells", proc
 
 
 @pytest.mark.parametrize("name, args, piece", [
     ("check_stock_identity.py", ["--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
-    ("kernel_census_report.py", ["--device", "cuda:99"], "argument --device: cuda:99: "),
     ("stock_bugs.py", ["--device", "gpu"], "argument --device: 'gpu' is not cpu, cuda or cuda:N"),
     ("model_latency.py", ["mlp_gelu", "--device", "tpu"], "argument --device: 'tpu'"),
     ("model_latency.py", ["nosuchmodel", "--device", "cpu"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
@@ -348,7 +187,6 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--picks", "/dev/null"], "--picks /dev/null: not a folder"),
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--pin", "/nonexistent/triton-picks.txt"],
      "--pin /nonexistent/triton-picks.txt: pins Triton kernels' configs, and --device cpu generates none"),
-    ("bytes_by_switch.py", ["nosuchmodel"], "unknown model 'nosuchmodel'; suite 'embedded' has"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
     ("config_sweep.py", ["/nonexistent/graph-2.py"], "/nonexistent/graph-2.py: no such file"),
     ("config_sweep.py", [__file__, "--runs", "1"], "--runs 1: at least 2, to tell a race"),
@@ -373,11 +211,6 @@ def test_findings_table_shows_what_a_row_of_kinds_together_left_fused(tmp_path):
     ("picks_diff.py", ["--wrong", __file__, "--right", f"{PICKS}/picks-3.txt"], "not 'KERNEL FILE: CONFIG'"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-1.txt"], "a file is given twice"),
     ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt"], "the following arguments are required: --right"),
-    ("take_back.py", ["/nonexistent/files", "lane.json", "--note", "x"], "/nonexistent/files: no such folder"),
-    ("take_back.py", [PICKS, "lane.json", "--note", "x"], "0 lane files (cuda-*-part1of1.json)"),
-    ("take_back.py", [PICKS, "lane.json"], "the following arguments are required: --note"),
-    ("backtest_estimate.py", ["/nonexistent/r.json", "--history", "/nonexistent/h.json"], "/nonexistent/r.json"),
-    ("backtest_estimate.py", ["r.json"], "the following arguments are required: --history"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
     # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug
@@ -385,7 +218,6 @@ def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
     assert proc.stdout == ""
-
 
 
 def test_model_latency_set_takes_a_row_apart_one_inductor_option_at_a_time():
@@ -644,22 +476,6 @@ def test_model_latency_errors_names_the_gradients_farthest_from_eager():
     assert lines[4].startswith(f"max relative error against eager {errors[0]:.3g} ")
 
 
-def test_bytes_by_switch_shows_what_inlining_saves_at_the_same_kernel_count():
-    """``bytes_by_switch.py`` (``model_latency.py --bytes`` under each switch): norm_block's training
-    step makes the same kernels with inlining off, but they read and write more (each realized op's
-    output goes through memory); with both off, more than with either; library calls' bytes fixed."""
-    proc = script("bytes_by_switch.py", "norm_block", timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    rows = [line.strip("|").split("|") for line in proc.stdout.splitlines() if line.startswith("| norm_block")]
-    table = {cells[1].strip(): [cells[2].strip(), int(cells[3].replace(",", "")), float(cells[4]), cells[5].strip()]
-             for cells in rows}
-    assert list(table) == ["all", "no-inlining", "no-fusion", "no-fusion-no-inlining"], proc.stdout
-    assert table["all"][2] == 1.0 and table["no-inlining"][0] == table["all"][0], proc.stdout
-    assert len({externs for *_, externs in table.values()}) == 1, proc.stdout
-    assert table["no-inlining"][2] > 1.5 and table["no-fusion-no-inlining"][2] > max(table["no-inlining"][2],
-                                                                                     table["no-fusion"][2]), proc.stdout
-
-
 KINK_SUITE = '''
 import torch, torch.nn as nn
 
@@ -711,29 +527,6 @@ def test_kinks_bad_options_are_one_line(tmp_path, args, piece):
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
 
 
-def test_gpu_bench_sh_passes_its_seconds_as_a_budget_a_history_and_picks(tmp_path):
-    """scripts/gpu_bench.sh's shell flow on this CPU machine: a stand-in `python3` on PATH says the
-    box has one GPU and runs `--device cuda` as cpu; everything else (lanes, bench, merge) is the real
-    thing.  HISTORY prices tiny2's `all` (run as cpu here) at an hour, so the lane, given 600 s, stops before it
-    (bench --budget) with tiny's cells done and merged, then banks the seconds left on it (PICKS is
-    set), where it finishes; its later cell waits; the same line resumes from the lane file."""
-    history = _tiny2_priced_at_an_hour(tmp_path)
-    env = dict(_box_shims(tmp_path, "NVIDIA H200"), HISTORY=str(history), PICKS=str(tmp_path / "picks"))
-    line = ["bash", os.path.join(ROOT, "scripts", "gpu_bench.sh"), "inference", "all,no-fusion", "600"]
-    proc = subprocess.run(line, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    tag = "cuda-bench_fixtures:suite-float32-inference"
-    log = (tmp_path / "results" / f"{tag}-part1of1.log").read_text()
-    assert "stopped for --budget: tiny2 / all is priced at 3600 s" in log and "of --budget 590 are left" in log, log
-    assert "banking: tiny2 / all (cold) starts with" in log, log
-    merged = json.loads((tmp_path / "results" / f"{tag}.json").read_text())
-    assert sorted((c["model"], c["config"]) for c in merged["cells"]) == [("tiny", "all"), ("tiny", "no-fusion"),
-                                                                         ("tiny2", "all")]
-    assert "gpu_bench.sh wall:" in proc.stdout
-    lane = json.loads((tmp_path / "results" / f"{tag}-part1of1.json").read_text())
-    assert lane["meta"]["picks"] == str(tmp_path / "picks")  # PICKS is the lanes' --picks
-
-
 def _tiny2_priced_at_an_hour(tmp_path):
     """A --history file whose one cell prices tiny2's `all` at 3600 s."""
     history = tmp_path / "history.json"
@@ -759,49 +552,6 @@ def _box_shims(tmp_path, gpu_name):
     return dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", SUITE="bench_fixtures:suite",
                 MODELS="tiny,tiny2", TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"),
                 PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-
-
-def test_device_call_sh_resumes_a_committed_lane_file_on_a_fresh_box_and_brings_back_what_it_needs(tmp_path):
-    """scripts/device_call.sh: on the wrong GPU it runs nothing (one line, exit 2).  A first call,
-    whose HISTORY prices tiny2 at an hour, runs tiny's cells, banks its last seconds on tiny2's `all`
-    (which finishes here), and copies the lane file, its log and the seeded picks' tarball to $OUT;
-    on a fresh box (results/ gone) RESUME= that file runs tiny2's last cell only.  A RESUME file that
-    is not there is one line, exit 2."""
-    env = _box_shims(tmp_path, "NVIDIA H200")
-    committed = tmp_path / "committed-picks"
-    committed.mkdir()
-    history = _tiny2_priced_at_an_hour(tmp_path)
-    line = ["bash", os.path.join(ROOT, "scripts", "device_call.sh"), "inference", "all,no-fusion", "600"]
-    box = tmp_path / "box"
-    box.mkdir()
-
-    def call(out, **extra):
-        return subprocess.run(line, env={**env, "OUT": str(out), **extra}, cwd=box, capture_output=True, text=True,
-                              timeout=600)
-    proc = call(tmp_path / "out0", GPU="H100")
-    assert proc.returncode == 2 and proc.stderr.strip() == \
-        "device_call.sh: this box's GPU is 'NVIDIA H200, 580.159.04', not H100 (GPU=H100); nothing run", proc.stderr
-    assert not (box / "results").exists()
-    proc = call(tmp_path / "out1", GPU="H200", SEED_PICKS=str(committed), HISTORY=str(history))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    tag = "cuda-bench_fixtures:suite-float32-inference"
-    assert sorted(os.listdir(tmp_path / "out1")) == sorted([f"{tag}-part1of1.json", f"{tag}-part1of1.log", "picks.tgz"])
-    lane = json.loads((tmp_path / "out1" / f"{tag}-part1of1.json").read_text())
-    assert sorted((c["model"], c["config"]) for c in lane["cells"]) == [("tiny", "all"), ("tiny", "no-fusion"),
-                                                                       ("tiny2", "all")]
-    assert lane["meta"]["picks"] == "results/picks"
-    shutil.copytree(box / "results" / "picks", committed, dirs_exist_ok=True)  # committed from the tarball
-    shutil.rmtree(box / "results")  # a fresh box
-    proc = call(tmp_path / "out2", GPU="H200", SEED_PICKS=str(committed),
-                RESUME=str(tmp_path / "out1" / f"{tag}-part1of1.json"))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    log = (tmp_path / "out2" / f"{tag}-part1of1.log").read_text()
-    assert "3 of 4 cells already in" in log, log
-    lane = json.loads((tmp_path / "out2" / f"{tag}-part1of1.json").read_text())
-    tiny2 = {c["config"]: c for c in lane["cells"] if c["model"] == "tiny2"}
-    assert sorted(tiny2) == ["all", "no-fusion"] and len(lane["cells"]) == 4
-    proc = call(tmp_path / "out3", RESUME=str(tmp_path / "missing.json"))
-    assert proc.returncode == 2 and proc.stderr.strip().endswith("RESUME=" + str(tmp_path / "missing.json") + ": no such file")
 
 
 def test_config_sweep_without_cuda_is_one_line(tmp_path):
@@ -870,37 +620,3 @@ def test_picks_diff_names_the_kernels_that_set_the_wrong_processes_apart(tmp_pat
     assert refused.stderr.strip().endswith("name other kernels (117 in one only): not the same code"), refused.stderr
 
 
-def test_process_hunt_sh_resumes_and_pins_the_first_wrong_processs_picks(tmp_path):
-    """scripts/process_hunt.sh on CPU: a call runs the unpinned processes asked for, each with its own
-    code and picks folder and a status line; the next call on the same folder goes on from there;
-    pinned processes take the picks of the first process that went wrong (exit 1) in the status
-    list (here written as a past call would have: CPU makes no wrong process), and model_latency.py
-    runs each with ``--pin`` (which on CPU is its one-line refusal, exit 2, kept as that process's
-    status).  Bad usage is one line, exit 2, nothing run."""
-    hunt, out = tmp_path / "hunt", tmp_path / "out"
-    env = {**os.environ, "HUNT": str(hunt), "OUT": str(out), "PROCESS_SECONDS": "200"}
-    line = ["bash", os.path.join(ROOT, "scripts", "process_hunt.sh")]
-    model = ["--", "mlp_gelu", "--device", "cpu", "--checks", "1"]
-    first = subprocess.run(line + ["1", "1", "500"] + model, capture_output=True, text=True, env=env, timeout=600)
-    assert first.returncode == 0, first.stderr
-    assert (hunt / "status.txt").read_text() == "1 unpinned exit 0\n"
-    assert sorted(os.listdir(hunt / "1")) == ["graph-1.py", "triton-picks.txt"]
-    assert "no wrong process yet, and no PIN: no process pinned" in first.stdout
-    assert sorted(os.listdir(out)) == ["hunt-picks.tgz", "log.txt", "status.txt"]
-
-    with open(hunt / "status.txt", "a") as f:  # a past call's wrong process, as on the H200
-        f.write("2 unpinned exit 1\n")
-    (hunt / "2").mkdir()
-    (hunt / "2" / "triton-picks.txt").write_text("triton_poi_fused_add_0 cabc.py: XBLOCK=8 num_warps=2 num_stages=1\n")
-    again = subprocess.run(line + ["2", "1", "500"] + model, capture_output=True, text=True, env=env, timeout=600)
-    assert again.returncode == 0, again.stderr
-    assert (hunt / "status.txt").read_text().splitlines()[2:] == [f"3 pinned exit 2 {hunt}/2/triton-picks.txt"]
-    assert "--pin" in (hunt / "log.txt").read_text().split("process 3 (pinned")[1]
-    assert "status: 2 unpinned, 1 pinned; 1 wrong" in again.stdout
-
-    for args, piece in ((["x", "1", "500"] + model, "'x' is not a count"),
-                        (["1", "1", "500", "mlp_gelu"], "the model_latency.py line goes after --"),
-                        (["1", "1", "500"] + model + ["--pin", "p.txt"], "--pin: the hunt gives each process"),):
-        proc = subprocess.run(line + args, capture_output=True, text=True, env={**env, "HUNT": str(tmp_path / "bad")})
-        assert proc.returncode == 2 and proc.stderr.strip().startswith("process_hunt.sh: ") and piece in proc.stderr
-        assert proc.stderr.count("\n") == 1 and not (tmp_path / "bad").exists()

@@ -167,8 +167,8 @@ def bench_main(argv) -> int:
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
     p.add_argument("--claims", default=None, metavar="DIR",
                    help="with --shard K/N: instead of a fixed share, lanes take whole models from a queue "
-                        "shared through DIR, each when it is free, so cheap models do not leave a lane idle "
-                        "(scripts/gpu_bench.sh uses it); a cut run resumes its own models first")
+                        "shared through DIR, each when it is free, so cheap models do not leave a lane idle; "
+                        "a cut run resumes its own models first")
     p.add_argument("--skip-done", default=None, metavar="FILES",
                    help="comma list of results files (an earlier run, a merged file): cells that ran ok there "
                         "are not run again, but a model's `all` is whenever another of its cells runs")

@@ -78,7 +78,7 @@ def _other_mode(mode: str) -> str:
 def per_model_ratios(history: list[dict], other: list[dict], state: str) -> dict[str, float]:
     """{model: the median wall of its ``state`` cells in ``history`` over that in ``other``}, for the
     models with such cells in both: how much dearer a model's training cell is than its inference
-    one, or the reverse (``scripts/findings_table.py`` prints them)."""
+    one, or the reverse (docs/bench.md, "Cost", gives them)."""
     ratios = {}
     for model in sorted({c["model"] for c in history} & {c["model"] for c in other}):
         mine = [c for c in history if c["model"] == model and c.get("cache") == state]

@@ -142,12 +142,12 @@ def device_names(meta: dict) -> set[str]:
 
 def _refuse_mixing(named: dict[str, set], what: str, mixed: str, keep: str, shown=str) -> None:
     """``named``: {file or this run: the values it holds}; more than one value in all is one line:
-    '{what} would mix {n} {mixed} (where); {keep} and set them side by side with compare_runs'."""
+    '{what} would mix {n} {mixed} (where); {keep} and set them side by side with `compare`'."""
     every = set().union(*named.values()) if named else set()
     if len(every) > 1:
         where = "; ".join(f"{k}: {', '.join(sorted(map(shown, v)))}" for k, v in named.items() if v)
         raise UsageError(f"{what} would mix {len(every)} {mixed} ({where}); {keep} and set them side by side "
-                         f"with scripts/compare_runs.py --labels")
+                         f"with `python -m inductor_ablate compare --labels`")
 
 
 def check_one_device(named: dict[str, set[str]], what: str) -> None:

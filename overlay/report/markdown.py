@@ -47,6 +47,23 @@ def headline(sec: dict) -> str:
     return "\n".join(lines)
 
 
+def kinds(sec: dict) -> str:
+    """The fusion kinds taken out one at a time (and together): the share kept, and the part of
+    fusion's worth each carries."""
+    lines = ["| row | share of `all` kept [95% CI] | part of fusion's worth [95% CI] | models | same code |",
+             "|---|---|---|---|---|"]
+    for r in sec["rows"]:
+        if r["fusion_part"] is None or r["kept"] is None:
+            continue
+        part, kept = r["fusion_part"], r["kept"]
+        lines.append(f"| {r['config']} | {interval(kept['point'], kept['lo'], kept['hi'])} | "
+                     f"{interval(part['point'], part['lo'], part['hi'])} | {part['models']} | "
+                     f"{r['same_code']}/{r['paired']} |")
+    lines.append("\nPart of fusion's worth: log(share kept without the kind) / log(share kept without any fusion); "
+                 "1: the kind is all of it, 0: none.")
+    return "\n".join(lines)
+
+
 def per_model(sec: dict) -> str:
     models = sec["models"]
     lines = ["| row | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
@@ -76,6 +93,16 @@ def split(result: dict) -> str:
                          f"{' !' if s['mismatch'] else ''} |")
     lines.append("\n`!`: the parts differ from the timed change by more than 10%.")
     return "\n".join(lines)
+
+
+TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split")
+
+
+def table(name: str, sec: dict, result) -> str:
+    if name == "split":
+        return split(result) if result else "(no kernel profiles in this file)"
+    return {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model,
+            "kernels": kernels}[name](sec)
 
 
 def document(sections: list[dict], splits: list) -> str:

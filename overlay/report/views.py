@@ -80,6 +80,22 @@ def kept_share(pairs_of_row: dict, seed: str) -> dict:
             "processes": n}
 
 
+def fusion_part(pairs: dict, kind_config: str) -> dict | None:
+    """{point, lo, hi, models}: the part of fusion's worth a fusion kind carries, log(share kept
+    without the kind) / log(share kept without any fusion), over the models that ran both rows
+    (1: the kind is all of fusion's worth; 0: none of it)."""
+    models = sorted(set(pairs.get(kind_config, {})) & set(pairs.get("no-fusion", {})))
+    if not models:
+        return None
+
+    def part(pick, rng=None):
+        loss = math.log(share(pairs["no-fusion"], pick, rng))
+        return math.log(share(pairs[kind_config], pick, rng)) / loss if loss < 0 else None
+
+    ci = bootstrap(part, models, kind_config)
+    return {"point": part(models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models)}
+
+
 def noise_floor(cells) -> dict | None:
     """How far two processes of one run and model that generated identical code differ in compiled
     time per call (max/min - 1): {median, max, pairs}, or None where no two did."""
@@ -118,6 +134,8 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
                "all_same_code": bool(r["paired"]) and r["same_code"] == r["paired"],
                "paper": paper.get(config), "paper_kept": paper[config] / paper["all"] if config in paper else None,
                "kernels": r["kernels"]}
+        row["fusion_part"] = fusion_part(pairs, config) if config.startswith("no-fusion-") and \
+            config != "no-fusion-no-inlining" else None
         row["within_noise"] = bool(noise and kept and config != "all" and abs(kept["point"] - 1) <= noise["median"])
         rows.append(row)
     order = [r["config"] for r in rows]

@@ -1,15 +1,16 @@
-"""Repeatability: the same rows measured in two results files (another day, a freshly started box,
-another GPU), compared on the models and rows both hold.
+"""``python -m inductor_ablate compare [--labels A,B] [--table T] EARLIER LATER``: the same rows
+measured in two results files (another day, a freshly started box, another GPU, another dtype),
+compared on the models and rows both hold.  A reader of results files: it measures nothing.
 
-    python scripts/compare_runs.py docs/results/h200-real-bf16-inference.json \\
+    python -m inductor_ablate compare docs/results/h200-real-bf16-inference.json \\
         docs/results/raw/h200-repeat-bf16-inference-target.json
-    python scripts/compare_runs.py --labels H200,H100 docs/results/h200-real-bf16-inference.json \\
+    python -m inductor_ablate compare --labels H200,H100 docs/results/h200-real-bf16-inference.json \\
         docs/results/raw/h100-bf16-inference-paper.json
 
 ``--labels A,B`` names the two files in the tables (default: earlier, later). The two files hold one
 device and mode; their dtypes may differ (``--labels bfloat16,float32``: what a row keeps in each).
 
-- Per row: the share of `all`'s speedup kept (findings_table's: paired by model and by run) in each
+- Per row: the share of `all`'s speedup kept (the report's: paired by model and by run) in each
   file with its bootstrap 95% interval, the change between the files with its own interval (models
   paired, resampled together), and whether the later point lies inside the earlier interval.
 - Per model: each row's share of `all` kept in each file and the change, so that a row's move can
@@ -24,13 +25,23 @@ from __future__ import annotations
 
 import math
 import statistics
-import sys
 
-from findings_table import _bootstrap, _pairs, _share, kept_share
-from inductor_ablate.bench import report
-from inductor_ablate.bench.configs import CONFIGS
-from inductor_ablate.bench.runner import read_results_file
-from inductor_ablate.errors import UsageError
+from .bench import report
+from .bench.configs import CONFIGS
+from .bench.runner import read_results_file
+from .errors import OneLineParser, UsageError
+from .report.views import bootstrap as _bootstrap
+from .report.views import pairs_with_all as _pairs
+from .report.views import share as _share
+
+TABLES = ("rows", "models", "cells")
+
+
+def kept_share(pairs, config):
+    """(point, lo, hi, models): geomean over models of speedup(config) / speedup(all)."""
+    models = sorted(pairs[config])
+    lo, hi = _bootstrap(lambda pick, rng: _share(pairs[config], pick, rng), models, config)
+    return _share(pairs[config], models), lo, hi, len(models)
 
 
 #: the two files' names in the tables, unless --labels gives others
@@ -188,7 +199,7 @@ def failed_cells(cells_a, cells_b, labels=LABELS) -> None:
         print(f"  - {' '.join(k)}: " + "; ".join(texts))
 
 
-def main(earlier: str, later: str, labels=LABELS) -> None:
+def compare(earlier: str, later: str, labels=LABELS, table: str | None = None) -> None:
     cells_a, cells_b = (read_results_file(p)["cells"] for p in (earlier, later))
     settings = []
     for path, cells in ((earlier, cells_a), (later, cells_b)):
@@ -206,17 +217,23 @@ def main(earlier: str, later: str, labels=LABELS) -> None:
     common = _common(pairs_a, pairs_b)
     if not common:
         raise UsageError(f"{earlier} and {later} share no row paired with `all` on a common model")
-    print(f"## Rows: {earlier} ({labels[0]}) against {later} ({labels[1]})\n")
-    if dtype_a != dtype_b:
-        print(f"dtype: {dtype_a} ({labels[0]}) against {dtype_b} ({labels[1]}), paired by model\n")
     models = sorted({m for ms in common.values() for m in ms})
-    all_line(cells_a, cells_b, models, labels)
-    rows_table(pairs_a, pairs_b, common, labels)
-    print("\n## Per model: share of `all` kept\n")
-    models_table(pairs_a, pairs_b, common, models, labels, cells=(cells_a, cells_b))
-    print("\n## Cells\n")
-    cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
-    failed_cells(cells_a, cells_b, labels)
+    if table in (None, "rows"):
+        if table is None:
+            print(f"## Rows: {earlier} ({labels[0]}) against {later} ({labels[1]})\n")
+        if dtype_a != dtype_b:
+            print(f"dtype: {dtype_a} ({labels[0]}) against {dtype_b} ({labels[1]}), paired by model\n")
+        all_line(cells_a, cells_b, models, labels)
+        rows_table(pairs_a, pairs_b, common, labels)
+    if table in (None, "models"):
+        if table is None:
+            print("\n## Per model: share of `all` kept\n")
+        models_table(pairs_a, pairs_b, common, models, labels, cells=(cells_a, cells_b))
+    if table in (None, "cells"):
+        if table is None:
+            print("\n## Cells\n")
+        cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
+        failed_cells(cells_a, cells_b, labels)
 
 
 def parse_labels(text: str) -> tuple[str, str]:
@@ -227,17 +244,13 @@ def parse_labels(text: str) -> tuple[str, str]:
     return names[0], names[1]
 
 
-USAGE = "usage: python scripts/compare_runs.py [--labels A,B] EARLIER.json LATER.json"
-
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    try:
-        labels = LABELS
-        if args[:1] == ["--labels"] and len(args) >= 2:
-            labels, args = parse_labels(args[1]), args[2:]
-        if len(args) != 2 or any(a.startswith("--") for a in args):
-            raise UsageError(USAGE)
-        main(args[0], args[1], labels)
-    except UsageError as exc:  # bad input: one line, exit 2, as the CLI does
-        print(exc if str(exc) == USAGE else f"compare_runs: {exc}", file=sys.stderr)
-        sys.exit(2)
+def main(argv: list[str]) -> int:
+    p = OneLineParser(prog="python -m inductor_ablate compare",
+                      description="the rows of two results files (another day, GPU or dtype) side by side")
+    p.add_argument("--labels", default=",".join(LABELS), metavar="A,B", help="the two files' names in the tables")
+    p.add_argument("--table", choices=TABLES, default=None, help="print one table only (as docs embed them)")
+    p.add_argument("earlier", metavar="EARLIER")
+    p.add_argument("later", metavar="LATER")
+    args = p.parse_args(argv)
+    compare(args.earlier, args.later, parse_labels(args.labels), args.table)
+    return 0
