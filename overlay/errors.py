@@ -67,8 +67,16 @@ def device_option(text: str, present: bool = True) -> str:
 def check_writable(path: str, what: str = "results file", hint: str = "choose another --json path") -> None:
     """Fail before any setup, not after the first cell or measuring run, when ``path`` (its directory
     created if missing) cannot be written: a results file, a report (CSV, plot, ranking), a claim file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    above = folder
+    while above and not os.path.exists(above):
+        above = os.path.dirname(above)
+    if above and not os.path.isdir(above):
+        raise UsageError(f"cannot write {what} {path}: {above} is a file, not a directory; {hint}")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {what} {path}: a directory; {hint}")
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         probe = f"{path}.{os.getpid()}.tmp"  # this process's own: two lanes starting together probe one folder
         with open(probe, "a"):
             pass

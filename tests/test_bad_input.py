@@ -293,3 +293,19 @@ def test_strict_failure_undoes_every_patch():
     print("HOOKED", hooked, "INSTALLED", inductor_ablate.is_installed())
     """, env=clean_env(INDUCTOR_NO_FUSE="1"))
     assert "RAISED OverlayError" in proc.stdout and "HOOKED [] INSTALLED False" in proc.stdout, proc.stdout
+
+
+def test_merge_without_json_prints_the_report_leading_with_the_noise_floor_and_writes_nothing(tmp_path):
+    proc = cli("merge", "docs/data/cpu-training-grouping.json", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("noise floor (cpu, training): processes that ran identical code differ") and "%" in first
+    assert "| no-fusion" not in proc.stdout and "no-cpp-grouping" in proc.stdout and "nothing written" in proc.stdout
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_results_path_under_a_file_says_not_a_directory(tmp_path):
+    (tmp_path / "f").write_text("")
+    out = tmp_path / "f" / "merged.json"
+    assert_one_line_error(cli("merge", "docs/data/cpu-training-grouping.json", "--json", str(out), cwd=ROOT),
+                          f"{tmp_path / 'f'} is a file, not a directory")

@@ -243,7 +243,7 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
             if pidfile.exists():
                 subprocess.run(["kill", "-9", pidfile.read_text()], capture_output=True)
     assert proc.returncode == 130, out + err
-    assert "interrupted (signal 15): 1 cells saved" in err and "the same command resumes" in err
+    assert "interrupted (SIGTERM): 1 cells saved" in err and "the same command resumes" in err
     assert cells(results)[("tiny", "all")]["status"] == "ok"
     cut = json.loads(results.read_text())["meta"]["cuts"]  # what prices the hanging cell next time
     assert [(c["model"], c["config"], c["cache"]) for c in cut] == [("sleepy", "all", "cold")] and cut[0]["cut_s"] >= 0
@@ -1187,7 +1187,7 @@ def test_base_runs_every_row_with_that_rows_settings_and_keeps_its_cells_apart(t
 def test_a_repeat_process_is_priced_at_most_at_what_this_files_own_process_of_the_cell_took():
     """ConvNeXt-T's training history holds one `all` labelled warm that autotuned afresh (374 s);
     the repeat of a seeded `all` that took 81 s in this very run reuses that run's caches, so it is
-    priced at 81 s, not 374 (a device call lost both repeats to that price).  A cheaper history
+    priced at 81 s, not 374 (a time-limited job lost both repeats to that price).  A cheaper history
     price stands, and a cell this file does not hold is priced from the history as before."""
     from inductor_ablate.bench.estimate import Prices
 

@@ -207,10 +207,6 @@ def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
     ("readback_check.py", [f"{PICKS}/inputs-called-2.py.gz"], "one of the arguments --picks --config is required"),
     ("readback_check.py", [f"{PICKS}/inputs-called-2.py.gz", "--kernel", "permute_view_49", "--config",
                            "XBLOCK=2 num_warps=2 num_stages=1"], "the config does not set R0_BLOCK"),
-    ("picks_diff.py", ["--wrong", "/nonexistent/a.txt", "--right", f"{PICKS}/picks-3.txt"], "/nonexistent/a.txt: no such file"),
-    ("picks_diff.py", ["--wrong", __file__, "--right", f"{PICKS}/picks-3.txt"], "not 'KERNEL FILE: CONFIG'"),
-    ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-1.txt"], "a file is given twice"),
-    ("picks_diff.py", ["--wrong", f"{PICKS}/picks-1.txt"], "the following arguments are required: --right"),
 ])
 def test_a_scripts_bad_option_is_one_line_before_anything_runs(name, args, piece):
     # e.g. a bad --device made every program "crash" in stock_bugs.py's table, as if it were the bug
@@ -593,30 +589,5 @@ def test_a_kernel_loaded_twice_keeps_its_settled_config():
     assert configs_line({settled, other, "not settled (0 configs)"}) == f"{settled} | {other}"
 
 
-def test_picks_diff_names_the_kernels_that_set_the_wrong_processes_apart(tmp_path):
-    """On the H200's picks of ConvNeXt-T's two wrong and two right processes (one generated program):
-    34 kernels' configs differ, two set the wrong pair apart, and the five reductions the first
-    picks files did not record are named as unknown; picks of other code are refused in one line."""
-    proc = script("picks_diff.py", "--wrong", f"{PICKS}/picks-1.txt", f"{PICKS}/picks-2.txt",
-                  "--right", f"{PICKS}/picks-3.txt", f"{PICKS}/picks-4.txt")
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[0] == "4 processes (2 wrong, 2 right), 116 kernels: configs differ in 34 of the 110 settled in every file"
-    assert lines[1].startswith("every wrong process on a config no right one ran: 2 kernel(s)") and "about 4.2 of the 34" in lines[1]
-    assert lines[2].startswith("  triton_poi_fused_convolution_permute_18 ") and lines[2].endswith(
-        ": XBLOCK=1024 num_warps=4 num_stages=1 (right: XBLOCK=512 num_warps=8 num_stages=1)")
-    assert lines[3].startswith("  triton_poi_fused_native_layer_norm_backward_37 ")
-    assert lines[4] == "not settled in some file, config not known there: 6 kernel(s)"
-    assert any(line.startswith("  triton_red_fused_native_layer_norm_native_layer_norm_backward_permute_view_49 ") for line in lines[5:])
-
-    every = script("picks_diff.py", "--wrong", f"{PICKS}/picks-1.txt", "--right", f"{PICKS}/picks-3.txt", "--all")
-    differ = int(every.stdout.split(" configs differ in ")[1].split()[0])
-    assert every.returncode == 0 and every.stdout.count(f"\n  wrong {PICKS}/picks-1.txt: ") == differ == 25
-
-    other = tmp_path / "other.txt"
-    other.write_text("triton_poi_fused_add_0 cabc.py: XBLOCK=8 num_warps=2 num_stages=1\n")
-    refused = script("picks_diff.py", "--wrong", f"{PICKS}/picks-1.txt", "--right", str(other))
-    assert refused.returncode == 2 and refused.stdout == ""
-    assert refused.stderr.strip().endswith("name other kernels (117 in one only): not the same code"), refused.stderr
 
 

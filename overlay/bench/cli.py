@@ -93,7 +93,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
@@ -108,6 +108,7 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
 def _emit(cells, args) -> list[dict]:
     """Print the tables, write CSV and plot; returns the summary rows (computed once: the bootstrap)."""
     rows = report.summary_rows(cells, args.baseline)
+    print(report.noise_lead(cells, rows))
     print(report.summary_table(cells, args.baseline, rows))
     print(report.per_model_table(cells, args.baseline))
     if args.csv:
@@ -281,7 +282,7 @@ def bench_main(argv) -> int:
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:
         done = len(load_results(path))
-        why = f"stopped for --budget: {exc}" if isinstance(exc, BudgetSpent) else f"interrupted ({exc or 'Ctrl-C'})"
+        why = f"stopped for --budget: {exc}" if isinstance(exc, BudgetSpent) else f"interrupted ({str(exc) or 'SIGINT, Ctrl-C'})"
         print(f"\n{why}: {done} cells saved in {path}; the same command resumes", file=sys.stderr)
         return 130
     meta["wall_s"] = round(time.perf_counter() - t0, 1)
@@ -314,7 +315,8 @@ def _estimate_main(args, cells, device, path) -> int:
 def merge_main(argv) -> int:
     p = OneLineParser(prog="python -m inductor_ablate merge", description="join results files (shards) into one report")
     p.add_argument("inputs", nargs="+")
-    p.add_argument("--json", required=True, help="merged results file to write")
+    p.add_argument("--json", default=None, help="merged results file to write (and its page beside it); without it "
+                                                "merge prints the report and writes nothing")
     p.add_argument("--pool-repeats", action="store_true",
                    help="a cell that ran in several files (another day, another GPU) counts as further process "
                         "repeats, pooled in the intervals, instead of keeping one")
@@ -330,16 +332,22 @@ def merge_main(argv) -> int:
             raise UsageError(f"--leave-out {item!r}: expected FILE:MODEL")
         leave_out.append((path, model))
     merged = report.merge(args.inputs, pool=args.pool_repeats, leave_out=leave_out)  # its inputs checked first
-    check_writable(args.json)
+    if args.json:
+        check_writable(args.json)
     _check_outputs(args)
     summary = _emit(merged["cells"], args)
-    with open(args.json, "w") as f:
-        json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"format": RESULTS_FORMAT, **merged, "summary": summary}, f, indent=1, default=str)
     print(f"\n{report.time_split(merged['cells'])}")
     print(f"\n{report.repeat_spread(merged['cells'])}")
     print(report.same_code_spread(merged["cells"]))
     print(report.eager_spread(merged["cells"]))
     left = f" (left out: {', '.join(merged['meta']['left_out'])})" if leave_out else ""
+    if not args.json:
+        print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells{left}; nothing written (--json FILE "
+              f"writes the merged file and its page)")
+        return 0
     print(f"\nmerged {len(args.inputs)} files, {len(merged['cells'])} cells{left} -> {args.json}")
     _write_page(args.json, args.baseline)
     return 0

@@ -222,8 +222,8 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
         models.setdefault(cell["model"], []).append(cell)
     scale = f" (and {len(other_mode)} {_other_mode(mode)} cells, for a model with none of {mode})" if other_mode else ""
     lines = [f"estimate from {len(history)} timed {mode} cells{scale} on {_kind(device)} in {', '.join(history_paths)}: "
-             f"cell process walls (a model's first cell counted cold, as on a fresh box), not a device call's "
-             f"start, nor a cell that a call's end cuts",
+             f"cell process walls (a model's first cell counted cold, as on a fresh box), not a job's "
+             f"start-up, nor a cell that a job's end cuts",
              f"{'model':<28}{'cells':>6}{'est. s':>9}  basis (cells behind it)"]
     totals, prices, seeded = [], [], 0  # prices: per model, each cell's seconds
     for model, mine in models.items():
@@ -265,7 +265,7 @@ class Budget:
     """``bench --budget SECONDS``: before each cell, its price (as ``--estimate`` prices it, from
     the ``--skip-done`` and ``--history`` files and the cells this results file already holds); a
     cell priced above the seconds left is not started (``run_matrix`` then goes on with the next
-    models' cells that fit).  A device call that ends at a hard limit then ends before a cell it
+    models' cells that fit).  A job that ends at a hard time limit then ends before a cell it
     would cut, whose seconds would be lost, and not after it.  A cell
     with no history at all to price it from is started, and so is the run's first cell whatever its
     price: stopping before it would leave every later run stuck at the same cell."""

@@ -272,7 +272,7 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
                 lines.append(f"{r['config']:<32}{'n/a':>8}{'':<15}{'':>8}{'':<17}{'':>10}{'':>7}{'':>9}{'':>11}  "
                              f"{r['source']}: {r['na_message']}")
                 continue
-            ci = f"[{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]" if r["speedup_lo"] is not None else ""
+            ci = f"[{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]" if r["speedup_lo"] is not None else "(no interval)"
             if r["config"] == "all":
                 diff, ci_diff = "", ""
             elif r["paired"] and r["same_code"] == r["paired"]:  # nothing changed: no difference to report
@@ -405,10 +405,15 @@ def write_plot(cells: list[dict], path: str, baseline: str = "pooled") -> bool:
         suite, device, dtype, mode = setting
         rows = [r for r in summary if (r["suite"], r["device"], r["dtype"], r["mode"]) == setting]
         values = [r["speedup"] or 0 for r in rows]
-        errors = [[max(0.0, v - (r["speedup_lo"] or v)) for v, r in zip(values, rows)],
-                  [max(0.0, (r["speedup_hi"] or v) - v) for v, r in zip(values, rows)]]
         colors = ["#4c72b0" if r["source"] == "paper" else "#dd8452" for r in rows]
-        ax.bar(range(len(rows)), values, color=colors, yerr=errors, capsize=3, ecolor="#333333")
+        ax.bar(range(len(rows)), values, color=colors)
+        for i, (v, r) in enumerate(zip(values, rows)):  # a row with no interval gets no bar, but says so
+            if r["speedup_lo"] is not None:
+                ax.errorbar([i], [v], yerr=[[max(0.0, v - r["speedup_lo"])], [max(0.0, r["speedup_hi"] - v)]],
+                            capsize=3, ecolor="#333333", fmt="none")
+            elif v:
+                ax.annotate("no interval", (i, v), xytext=(0, 3), textcoords="offset points", ha="center",
+                            fontsize=6, rotation=90, va="bottom")
         for i, r in enumerate(rows):  # a row's geomean is over its own models: say how many
             ax.annotate(f"{r['ok']}/{r['models']}", (i, 0), xytext=(0, 3), textcoords="offset points",
                         ha="center", fontsize=7, color="white" if values[i] else "black")
@@ -494,6 +499,47 @@ def repeat_spread(cells: list[dict]) -> str:
             f"compiled ms per call: median {100 * med([s[1] for s in spreads]):.1f}%, max "
             f"{100 * max(s[1] for s in spreads):.1f}%; same generated code in every repeat: "
             f"{sum(s[4] for s in spreads)}/{len(spreads)} cells")
+
+
+def noise_floor(cells) -> dict | None:
+    """How far two processes of one run and model that generated identical code differ in compiled
+    time per call (max/min - 1): {median, max, pairs}, or None where no two did."""
+    import statistics
+
+    by: dict = {}
+    for c in cells:
+        if c.get("status") == "ok" and c.get("code_hash"):
+            by.setdefault((c["model"], run_of(c), c["code_hash"]), []).append(c["compiled_ms"])
+    diffs = sorted(max(a, b) / min(a, b) - 1 for ms in by.values() for i, a in enumerate(ms) for b in ms[i + 1:])
+    if not diffs:
+        return None
+    return {"median": statistics.median(diffs), "max": diffs[-1], "pairs": len(diffs)}
+
+
+def noise_lead(cells: list[dict], rows: list[dict]) -> str:
+    """The first lines of a summary: the noise floor this run measured (same-code processes), and
+    which reported changes from `all` are within it, said plainly when all of them are."""
+    lines = []
+    for setting, group in _groups(cells).items():
+        noise = noise_floor(group)
+        mine = [r for r in rows if (r["suite"], r["device"], r["dtype"], r["mode"]) == setting]
+        base = next((r["speedup"] for r in mine if r["config"] == "all" and r["speedup"]), None)
+        changed = [r for r in mine if r["config"] != "all" and r["vs_all"] is not None and base
+                   and not (r["paired"] and r["same_code"] == r["paired"])]
+        if noise is None:
+            lines.append(f"noise floor ({setting[1]}, {setting[3]}): not measured: no two processes generated identical "
+                         f"code; --cell-repeats 3 measures it and puts the noise between processes in the intervals")
+            continue
+        within = [r["config"] for r in changed if abs(r["vs_all"]) / base <= noise["median"]]
+        text = (f"noise floor ({setting[1]}, {setting[3]}): processes that ran identical code differ in compiled time "
+                f"by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%, {noise['pairs']} pairs)")
+        if changed and len(within) == len(changed):
+            text += ("; every change from `all` below is within it: read none of them as an effect without "
+                     "--cell-repeats 3 and an interval that excludes zero")
+        elif within:
+            text += f"; changes from `all` within it: {', '.join(within)}"
+        lines.append(text)
+    return "\n".join(lines)
 
 
 def same_code_spread(cells: list[dict]) -> str:

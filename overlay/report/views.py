@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 
 from ..bench import report
 from ..bench.configs import by_name
@@ -96,18 +95,7 @@ def fusion_part(pairs: dict, kind_config: str) -> dict | None:
     return {"point": part(models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models)}
 
 
-def noise_floor(cells) -> dict | None:
-    """How far two processes of one run and model that generated identical code differ in compiled
-    time per call (max/min - 1): {median, max, pairs}, or None where no two did."""
-    by: dict = {}
-    for c in cells:
-        if c.get("status") == "ok" and c.get("code_hash"):
-            key = (c["model"], report.run_of(c), c["code_hash"])
-            by.setdefault(key, []).append(c["compiled_ms"])
-    diffs = sorted(max(a, b) / min(a, b) - 1 for ms in by.values() for i, a in enumerate(ms) for b in ms[i + 1:])
-    if not diffs:
-        return None
-    return {"median": statistics.median(diffs), "max": diffs[-1], "pairs": len(diffs)}
+noise_floor = report.noise_floor
 
 
 def section(cells: list[dict], baseline: str = "pooled") -> dict:
