@@ -145,7 +145,7 @@ def _emit(record: dict) -> None:
 def fusion_made(scheduler, node1, node2) -> bool:
     """Called first thing in Scheduler.fuse_two_nodes: number the fusion and log it.  True vetoes
     it (its number is in INDUCTOR_FUSE_SKIP): the caller returns without fusing."""
-    from .runtime import fusion_kind
+    from .fusion_kinds import fusion_kind
 
     n, graph, graph_n = _next("fusion")
     skip = n in config.effective()["fuse_skip"]
@@ -182,7 +182,7 @@ def fusion_refused(why) -> None:
     and bisect number only the fusions made, so their numbers do not change with the log on."""
     from torch._inductor.virtualized import V
 
-    from .runtime import fusion_kind
+    from .fusion_kinds import fusion_kind
 
     nodes = _pending_refusals().pop(id(why), None)
     if nodes is None:

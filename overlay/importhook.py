@@ -48,6 +48,7 @@ def _load_definitions() -> list[Patch]:
 #: Every definition, for every torch version; SLUGS: each patch once, in definition order.
 PATCHES: list[Patch] = _load_definitions()
 SLUGS: list[str] = list(dict.fromkeys(p.slug for p in PATCHES))
+runtime.set_patches(PATCHES)  # the cache key's digest of our patches
 TARGETS: dict[str, list[Patch]] = {}
 for _p in PATCHES:
     TARGETS.setdefault(_p.target, []).append(_p)

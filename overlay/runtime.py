@@ -11,6 +11,7 @@ import hashlib
 
 from . import decisions
 from .config import config
+from .fusion_kinds import fusion_kind  # noqa: F401 (a hook too)
 from .decisions import fusion_made, fusion_refused, refusal_nodes  # noqa: F401 (hooks: patched torch calls them)
 from .switches import FUSION_KINDS
 
@@ -36,43 +37,6 @@ def decisions_active() -> bool:
 
 def kind_blocked(kind: str) -> bool:
     return kind in config.effective()["no_fuse"]
-
-
-def fusion_kind(node1, node2) -> str:
-    """Classify a candidate fusion pair into one of FUSION_KINDS."""
-    from torch._inductor import scheduler as s
-
-    if node1.is_template():
-        return "epilogue"
-    if node2.is_template():
-        return "prologue"
-    if isinstance(node1, s.ExternKernelSchedulerNode):
-        return "user-kernel-epilogue"
-    if node1.is_foreach() or node2.is_foreach():
-        return "foreach"
-    nested = getattr(s, "FusedNestedReductions", None)
-    if nested is not None and isinstance(node1, nested):
-        return "nested-reduction"
-    nested_rules = getattr(s, "NestedReduction", None)
-    if nested_rules is not None and node1.is_reduction() and node2.is_reduction():
-        try:
-            if nested_rules._is_dependent_reduction_pair(node1, node2) and nested_rules.can_fuse(node1, node2):
-                return "nested-reduction"
-        except Exception:  # a classification probe must never break compilation
-            pass
-    mix = getattr(s, "FusedMixOrderReductions", None)
-    if mix is not None and isinstance(node1, mix):
-        return "mix-order"
-    mix_rules = getattr(s, "MixOrderReduction", None)
-    if mix_rules is not None and node1.is_reduction() and node2.is_reduction():
-        try:
-            if mix_rules.are_mix_order_reductions(node1, node2):
-                return "mix-order"
-        except Exception:
-            pass
-    if node1.get_operation_names() & node2.ancestors:
-        return "vertical"
-    return "horizontal"
 
 
 def fusion_blocked(node1, node2) -> bool:
@@ -201,12 +165,18 @@ def as_index_expr(expr):
     return expr
 
 
+_patches: list = []  # every patch definition, handed over by importhook (which imports this module)
+
+
+def set_patches(patches: list) -> None:
+    _patches[:] = patches
+    _code_digest.cache_clear()
+
+
 @functools.lru_cache(maxsize=None)
 def _code_digest() -> str:
     """Our patches and hooks: a fix to either must not reuse artifacts compiled before it."""
-    from .importhook import PATCHES
-
-    digest = hashlib.sha256(repr([dataclasses.astuple(p) for p in PATCHES]).encode())
+    digest = hashlib.sha256(repr([dataclasses.astuple(p) for p in _patches]).encode())
     with open(__file__, "rb") as f:
         digest.update(f.read())
     return digest.hexdigest()[:16]
