@@ -57,8 +57,9 @@ setup(
     package_dir={"inductor_ablate": "overlay", "inductor_ablate.patches": "patches"},
     # the torch versions whose Inductor source every patch was checked against (docs/compatibility.md)
     install_requires=["torch>=2.9.1,<2.16", "sympy"],
-    extras_require={"test": ["pytest", "pytest-xdist", "expecttest", "numpy", "hypothesis", "matplotlib", "jinja2", "triton"],
-                    "bench": ["matplotlib", "jinja2", "tqdm"]},
+    extras_require={"test": ["pytest", "pytest-xdist", "expecttest", "numpy", "hypothesis", "matplotlib", "jinja2", "triton", "submitit"],
+                    "bench": ["matplotlib", "jinja2", "tqdm"],
+                    "cluster": ["submitit"]},
     entry_points={"console_scripts": ["inductor-ablate=inductor_ablate.__main__:main"]},
     cmdclass={"build_py": BuildPyWithStartupHook, "editable_wheel": EditableWheelWithStartupHook},
 )

@@ -28,7 +28,7 @@ import statistics
 
 from .bench import report
 from .bench.configs import CONFIGS
-from .bench.runner import read_results_file
+from .results import read_results_file
 from .errors import OneLineParser, UsageError
 from .report.views import bootstrap as _bootstrap
 from .report.views import pairs_with_all as _pairs

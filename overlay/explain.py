@@ -16,7 +16,7 @@ import random
 from collections import defaultdict
 
 from .bench.report import BOOTSTRAP, _percentiles
-from .bench.runner import read_results_file
+from .results import read_results_file
 from .errors import OneLineParser, UsageError, check_writable
 from .profile import totals
 

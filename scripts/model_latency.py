@@ -85,7 +85,8 @@ from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _s
                                         nudged_step, output_codes, step_leaf_names)
 from inductor_ablate.bench.configs import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
-from inductor_ablate.bench.runner import cache_name, check_picks_folder, device_name, has_picks, save_picks, seed_picks
+from inductor_ablate.bench.picks import cache_name, check_picks_folder, has_picks, save_picks, seed_picks
+from inductor_ablate.results import device_name
 from inductor_ablate.errors import OneLineParser, UsageError, device_option, exit_with
 from inductor_ablate.kernel_census import counting_bytes, counting_patterns, recording, summarize
 from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers

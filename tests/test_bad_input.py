@@ -92,7 +92,7 @@ def test_bench_refuses_a_damaged_or_foreign_results_file_before_any_cell(tmp_pat
 
 def test_bench_accepts_a_results_file_without_a_format_field(tmp_path):
     """Files written before the format field (e.g. docs/data/*.json) have every cell field: read them."""
-    from inductor_ablate.bench.runner import load_results
+    from inductor_ablate.results import load_results
 
     path = tmp_path / "old.json"
     cell = dict(suite="embedded", model="m", config="all", device="cpu", dtype="float32", mode="inference", status="ok")
@@ -199,6 +199,10 @@ def test_a_script_exit_code_is_kept(tmp_path):
     (["bench", "--suite", "nosuchsuite"], "unknown suite 'nosuchsuite'"),
     (["bench", "--bogus"], "bench: unrecognized arguments: --bogus"),
     (["bench", "--shard", "3/2"], "--shard '3/2'"),
+    (["bench", "--total-partitions", "2", "--partition-id", "2"], "--partition-id 2: out of range for --total-partitions 2 (0 to 1)"),
+    (["bench", "--total-partitions", "0", "--partition-id", "0"], "--total-partitions 0: expected 1 or more"),
+    (["bench", "--partition-id", "0"], "--total-partitions N and --partition-id K go together"),
+    (["bench", "--total-partitions", "2", "--partition-id", "0", "--shard", "1/2"], "is a share as --shard K/N is"),
     (["bench", "--device", "tpu"], "argument --device: 'tpu' is not cpu, cuda or cuda:N"),
     (["bench", "--device", "cuda:99"], "argument --device: cuda:99: "),  # no CUDA here, or not 100 GPUs
     (["bench", "--models", ""], "--models '': an empty name"),  # not the whole suite

@@ -166,16 +166,19 @@ def test_matrix_accuracy_failure_na_rows_and_resume(tmp_path):
 
 
 def test_shards_then_merge(tmp_path):
+    """One share by --shard K/N, the other by PyTorch's 0-based --total-partitions/--partition-id."""
     parts = []
     for k in (1, 2):
         out = tmp_path / f"part{k}.json"
+        share = ["--shard", "1/2"] if k == 1 else ["--total-partitions", "2", "--partition-id", "1"]
         proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-inlining",
-                     "--repeat", "3", "--shard", f"{k}/2", "--json", str(out), tmp_path=tmp_path)
+                     "--repeat", "3", *share, "--json", str(out), tmp_path=tmp_path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         page = tmp_path / f"part{k}.html"  # bench writes the report page beside its results file
         assert f"report: {page}" in proc.stdout and "tiny" in page.read_text()
         parts.append(str(out))
     assert len(cells(parts[0])) == 2 and len(cells(parts[1])) == 2
+    assert len({m for m, _ in cells(parts[0])} | {m for m, _ in cells(parts[1])}) == 2  # whole models each
     merged = tmp_path / "merged.json"
     proc = bench("merge", *parts, "--json", str(merged), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -916,7 +919,7 @@ def test_picks_of_another_gpu_do_not_seed_a_cell(tmp_path):
     labelled so; the H200's committed inference picks of the same model, the other way round.
     Without a device name (``--estimate`` on a machine without the GPU) any picks count; a file
     whose system cannot be read (a CPU system's has none) counts too."""
-    from inductor_ablate.bench.runner import has_picks
+    from inductor_ablate.bench.picks import has_picks
 
     cell = dict(model="resnet18", dtype="bfloat16", mode="inference", device="cuda")
     h100 = os.path.join(ROOT, "docs", "results", "picks-h100")

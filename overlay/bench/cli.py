@@ -9,13 +9,15 @@ import signal
 import sys
 import time
 
-from . import report
+from . import launch, report
 from .configs import base_row, by_name, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
-from .runner import (RESULTS_FORMAT, bases, cell_key, check_one_base, check_one_device, check_picks_folder, device_name, device_names,
-                     earlier_cuts, kept_on_resume, load_results, plan, read_results_file, run_matrix, save_results, skip_done)
+from ..results import (RESULTS_FORMAT, bases, cell_key, check_one_base, check_one_device, device_name, device_names,
+                       earlier_cuts, kept_on_resume, load_results, read_results_file, save_results)
+from .picks import check_picks_folder
+from .runner import plan, run_matrix, skip_done
 
 
 def _device_default() -> str:
@@ -49,10 +51,30 @@ def _check_numbers_and_paths(args) -> None:
         raise UsageError(f"--budget {args.budget:g}: expected seconds > 0")
     if args.history is not None and args.budget is None:
         raise UsageError("--history prices cells for --budget: give --budget SECONDS too")
+    partitions(args)
     if args.picks is not None:
         if args.caches != "shared":
             raise UsageError("--picks seeds and saves a model's shared cache: it needs --caches shared")
         check_picks_folder(args.picks, writable=False)  # --estimate writes nothing; a run checks the rest below
+
+
+def partitions(args) -> None:
+    """``--total-partitions N --partition-id K`` (0-based, as PyTorch's benchmarks/dynamo runners
+    split work): the share ``--shard K+1/N`` runs, whole models when there are at least N, so N jobs
+    of a scheduler's array each run one and ``merge`` joins their files."""
+    total, k = args.total_partitions, args.partition_id
+    if total is None and k is None:
+        return
+    if total is None or k is None:
+        raise UsageError("--total-partitions N and --partition-id K go together (K from 0 to N-1)")
+    if total < 1:
+        raise UsageError(f"--total-partitions {total}: expected 1 or more")
+    if not 0 <= k < total:
+        raise UsageError(f"--partition-id {k}: out of range for --total-partitions {total} (0 to {total - 1})")
+    if args.shard != (1, 1) or args.claims:
+        raise UsageError("--total-partitions/--partition-id is a share as --shard K/N is: give one of them, "
+                         "without --claims")
+    args.shard = (k + 1, total)
 
 
 def _summary_csv(csv_path: str) -> str:
@@ -166,6 +188,21 @@ def bench_main(argv) -> int:
                    help="where the shared caches live (kept; default: beside the results file, removed once "
                         "every cell is done, kept while a run is unfinished so a resumed run stays warm)")
     p.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
+    p.add_argument("--total-partitions", type=int, default=None, metavar="N",
+                   help="with --partition-id: split the cells into N shares (whole models where there are N or "
+                        "more), as PyTorch's benchmark runners do")
+    p.add_argument("--launcher", default=None, choices=["local", "slurm"],
+                   help="spread the cells over jobs through submitit (pip install 'inductor_ablate[cluster]'): slurm, "
+                        "one job per model as a job array; local, one job per GPU here; merged into --json at the end")
+    p.add_argument("--slurm-partition", default=None, metavar="P", help="with --launcher slurm: the partition")
+    p.add_argument("--gpus-per-job", type=int, default=None, metavar="G",
+                   help="with --launcher slurm: GPUs per job (default 1 on cuda, 0 on cpu)")
+    p.add_argument("--cpus-per-job", type=int, default=None, metavar="C", help="with --launcher slurm: CPUs per job")
+    p.add_argument("--time", type=int, default=None, metavar="MIN",
+                   help="with --launcher: each job's time limit in minutes (default 60 on Slurm); a job cut there "
+                        "is submitted again and resumes its part file")
+    p.add_argument("--partition-id", type=int, default=None, metavar="K",
+                   help="which share to run, 0 to N-1 (= --shard K+1/N); `merge` joins the shares' files")
     p.add_argument("--claims", default=None, metavar="DIR",
                    help="with --shard K/N: instead of a fixed share, lanes take whole models from a queue "
                         "shared through DIR, each when it is free, so cheap models do not leave a lane idle; "
@@ -215,6 +252,7 @@ def bench_main(argv) -> int:
     for history in _names("--history", args.history) or []:
         read_results_file(history)  # a bad --history file is one line now, not when the first cell is priced
     device = args.device or _device_default()
+    launch.check(args, device)
     suite = load_suite(args.suite)
     models = _names("--models", args.models) or list(suite)
     unknown = [m for m in models if m not in suite]
@@ -245,6 +283,8 @@ def bench_main(argv) -> int:
         check_writable(os.path.join(args.claims, "claim"), "a claim file", "choose another --claims directory")
     if not args.fresh:
         load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
+    if args.launcher:
+        return launch.launch(args, argv, models, device, path, merge_main)
     import torch
 
     import importlib.metadata

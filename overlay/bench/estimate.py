@@ -12,6 +12,8 @@ import statistics
 import time
 
 from ..errors import UsageError
+from ..results import all_cuts, read_results_file
+from .picks import has_picks
 
 #: the worst a wider stand-in can be: a model with no cell at all on that device and mode
 NO_HISTORY = "no history: every model's median"
@@ -28,14 +30,6 @@ def timed_cells(cells, device: str, mode: str) -> list[dict]:
             and _kind(c["device"]) == _kind(device) and c["mode"] == mode]
 
 
-def all_cuts(meta) -> list:
-    """The cuts a results file's meta records (``run_matrix``: cells a time limit stopped, and how
-    far in), a merged file's parts' included."""
-    if not isinstance(meta, dict):
-        return []
-    return list(meta.get("cuts", [])) + [c for part in meta.get("parts", []) for c in all_cuts(part)]
-
-
 def cuts_of(meta: dict, device: str, mode: str) -> list[dict]:
     """``all_cuts`` on that kind of device and mode."""
     return _matching(all_cuts(meta), device, mode)
@@ -48,7 +42,6 @@ def _matching(cuts: list[dict], device: str, mode: str) -> list[dict]:
 def read_history(paths: list[str], device: str, mode: str) -> tuple[list[dict], list[dict], list[dict]]:
     """The timed cells of ``paths`` on that kind of device, (those of ``mode``, those of the other
     mode), and their cuts of ``mode`` (``cuts_of``), each file read once."""
-    from .runner import read_results_file
 
     cells, cuts = [], []
     for path in paths:
@@ -212,7 +205,6 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     ``budget`` how many runs of that many seconds one lane takes.  ``picks``: ``bench --picks``; a
     model with picks there starts seeded, not cold.  ``done``: the cells the results file holds,
     priced from as ``--budget`` prices from them (``Prices``); ``cuts``: its cuts."""
-    from .runner import has_picks
 
     history, other_mode, history_cuts = _history(history_paths, device, mode)
     pricer = Prices(history, timed_cells(done, device, mode), other_mode,

@@ -7,7 +7,7 @@ import random
 
 from ..errors import UsageError
 from .configs import CONFIGS, GROUPS, by_name
-from .runner import bases, cell_key, check_one_base, check_one_device, device_names, read_results_file
+from ..results import bases, cell_key, check_one_base, check_one_device, device_names, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
               "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "eager_ms_fastest", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "fusions",

@@ -1,32 +1,25 @@
 """The matrix: which cells to run, in which order, in fresh processes, with resume and shards."""
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
-import platform
 import random
 import shutil
 import sys
 import tempfile
 import time
 
-from ..errors import UsageError, check_writable
+from ..results import KEY_FIELDS, cell_key, earlier_cuts, kept_on_resume, read_results_file, save_results
 from .configs import by_name
-from .estimate import Budget, BudgetSpent, all_cuts
+from .estimate import Budget, BudgetSpent
+from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
 
 #: ``--budget`` with ``--picks``: the fewest seconds left for which a model's first cell that does not
 #: fit is started anyway, to bank its autotuning picks (less would not get past its model's set-up)
 BANK_SECONDS = 60
 
-KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
 #: how a cell's error row begins when ``bench --timeout`` stopped it (a cut, as a call's end is)
 TIMED_OUT = "timed out after"
-
-
-def cell_key(row: dict) -> tuple:
-    """A cell: the setting, and which of its repeats (``--cell-repeats``; files from before have 0)."""
-    return (*(row[k] for k in KEY_FIELDS), row.get("cell_repeat", 0))
 
 
 def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtype: str, mode: str,
@@ -55,51 +48,6 @@ def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtyp
     return [c for i, c in enumerate(cells) if i % n == k - 1]
 
 
-#: Written into every results file; a file from a newer format is refused, not misread.
-RESULTS_FORMAT = 1
-
-
-#: what to do about a bad results file given as --json (the file a run writes and resumes)
-RESUME_HINT = "--fresh starts over, or choose another --json path"
-
-
-def read_results_file(path: str, hint: str = "give a results file written by `bench` or `merge`") -> dict:
-    """A results file's ``{"meta", "cells"}``, checked; a UsageError naming the file (and ``hint``,
-    what to do about it) otherwise."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"results file {path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"results file {path}: cannot read it ({exc.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"results file {path} is not JSON ({exc}); {hint}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise UsageError(f"results file {path} is not an inductor_ablate results file (no 'cells' list); {hint}")
-    if data.get("format", RESULTS_FORMAT) > RESULTS_FORMAT:
-        raise UsageError(f"results file {path} was written by a newer inductor_ablate (format {data['format']}; "
-                         f"this one reads {RESULTS_FORMAT}): upgrade, or {hint}")
-    for i, cell in enumerate(data["cells"]):
-        lacking = [k for k in (*KEY_FIELDS, "status") if not isinstance(cell, dict) or k not in cell]
-        if lacking:
-            raise UsageError(f"results file {path}: cell {i} lacks {', '.join(lacking)} (written by an older or "
-                             f"different tool?); {hint}")
-    _check_cuts(data.get("meta"), path, hint)
-    return data
-
-
-def _check_cuts(meta, path: str, hint: str) -> None:
-    """Each cut a results file's meta records (``estimate.all_cuts``) names a cell, its cache state
-    and seconds, as ``estimate.Prices`` reads it."""
-    for i, cut in enumerate(all_cuts(meta)):
-        if not (isinstance(cut, dict) and all(k in cut for k in (*KEY_FIELDS, "cache"))
-                and isinstance(cut.get("cut_s"), (int, float))
-                and all(isinstance(cut.get(k, 0), (int, float)) for k in ("priced_s", "left_s"))):
-            raise UsageError(f"results file {path}: meta's cut {i} is not a cut (the cell's fields, 'cache' and "
-                             f"'cut_s' seconds, and 'priced_s' and 'left_s' seconds where given); {hint}")
-
-
 def skip_done(cells: list[dict], paths: list[str], cpu_templates: bool = False) -> list[dict]:
     """``cells`` less those that already ran ok in the results files ``paths`` (another session's
     run, a merged file), so a new run measures only what is missing.  A model's `all` cell stays
@@ -114,86 +62,6 @@ def skip_done(cells: list[dict], paths: list[str], cpu_templates: bool = False) 
             and not by_name(c["config"]).not_applicable(c["device"], c["mode"], cpu_templates)}
     return [c for c in cells if cell_key(c)[:-1] not in done
             or (c["config"] == "all" and (c["model"], c.get("cell_repeat", 0)) in busy)]
-
-
-def load_results(path: str | None) -> dict:
-    if not path or not os.path.exists(path):
-        return {}
-    return {cell_key(r): r for r in read_results_file(path, RESUME_HINT)["cells"]}
-
-
-def device_name(device: str) -> str:
-    """The name a results file records for ``device`` (``bench``'s meta), and which picks files are
-    matched against: the GPU's as torch gives it, or the processor's (often empty, so ``cpu``)."""
-    import torch
-
-    return torch.cuda.get_device_name(device) if device.startswith("cuda") else platform.processor() or "cpu"
-
-
-def device_names(meta: dict) -> set[str]:
-    """The devices a results file's cells ran on, by name (``bench`` records ``device_name``: the GPU's,
-    or the CPU's), through the parts of a merged file; a file written before the name was recorded
-    gives none."""
-    names = {meta["device_name"]} if meta.get("device_name") else set()
-    for part in meta.get("parts", []):
-        names |= device_names(part)
-    return names
-
-
-def _refuse_mixing(named: dict[str, set], what: str, mixed: str, keep: str, shown=str) -> None:
-    """``named``: {file or this run: the values it holds}; more than one value in all is one line:
-    '{what} would mix {n} {mixed} (where); {keep} and set them side by side with `compare`'."""
-    every = set().union(*named.values()) if named else set()
-    if len(every) > 1:
-        where = "; ".join(f"{k}: {', '.join(sorted(map(shown, v)))}" for k, v in named.items() if v)
-        raise UsageError(f"{what} would mix {len(every)} {mixed} ({where}); {keep} and set them side by side "
-                         f"with `python -m inductor_ablate compare --labels`")
-
-
-def check_one_device(named: dict[str, set[str]], what: str) -> None:
-    """``named``: {file or 'this machine': device names}.  Two GPUs' (or CPUs') cells in one file or
-    one table would be read as one machine's; refuse, in one line, before any work."""
-    _refuse_mixing(named, what, "devices", "keep each device's cells in files of their own")
-
-
-def bases(data: dict) -> set:
-    """The ``bench --base`` rows a results file's cells ran with (None: no base; a file from before
-    ``--base`` counts as None); an empty file, its meta's."""
-    found = {c.get("base") for c in data.get("cells", [])}
-    return found or ({data["meta"].get("base")} if "base" in data.get("meta", {}) else set())
-
-
-def check_one_base(named: dict[str, set], what: str) -> None:
-    """``named``: {file or 'this command': bases}.  A row measured with another ``--base`` is another
-    measurement under the same name: refuse to resume, skip or merge across bases, in one line."""
-    _refuse_mixing(named, what, "bases", "keep each --base's cells in a results file of its own",
-                   shown=lambda b: b or "no --base")
-
-
-def kept_on_resume(path: str | None) -> dict:
-    """The rows of ``path`` that a resumed run keeps: all but errors (a timeout, a crash), which it
-    runs again."""
-    return {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
-
-
-def earlier_cuts(path: str | None) -> list[dict]:
-    """The cuts a results file records (``estimate.all_cuts``): cells a time limit stopped, and how far
-    in. A cut leaves no cell (it runs again on resume), so this is what prices it next time."""
-    if not path or not os.path.exists(path):
-        return []
-    return all_cuts(read_results_file(path, RESUME_HINT).get("meta"))
-
-
-def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
-    """Atomically; ``summary`` (the report's rows, with intervals) is added at the end of a run."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    data = {"format": RESULTS_FORMAT, "meta": meta, "cells": list(rows.values())}
-    if summary is not None:
-        data["summary"] = summary
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, default=str)
-    os.replace(tmp, path)
 
 
 def _child(task, conn):
@@ -223,12 +91,6 @@ def _context(device: str):
     return ctx
 
 
-def cache_name(cell: dict) -> str:
-    """The name of a model's shared cache directory (one per model, dtype, mode and device), and of
-    its folder of autotuning picks under ``bench --picks``."""
-    return "-".join(str(cell[k]) for k in ("model", "dtype", "mode", "device")).replace(":", "_").replace("/", "_")
-
-
 def cache_dirs(root: str, cell: dict, shared: bool) -> tuple[str, str]:
     """(Inductor's cache directory, this cell's own directory for FX-graph/AOTAutograd artifacts and
     its log).  Shared: one Inductor directory per model, setting and run, so its cells reuse the
@@ -236,67 +98,6 @@ def cache_dirs(root: str, cell: dict, shared: bool) -> tuple[str, str]:
     name = cache_name(cell)
     own = tempfile.mkdtemp(dir=root, prefix=f"{name}-{cell['config']}-")
     return (os.path.join(root, name) if shared else own), own
-
-
-#: where, under an Inductor cache directory, the autotuning picks live: select_algorithm's
-#: PersistentCache, one JSON file per system (GPU or CPU, torch, triton) holding each matmul
-#: template choice's benchmarked time, keyed by op and input shapes and layouts
-PICKS_SUBDIR = "cache"
-
-
-def check_picks_folder(picks: str, writable: bool = True) -> None:
-    """``--picks DIR`` (bench's, model_latency.py's): one line before any compile when it is a file,
-    or (``writable``) a folder where the picks, saved after each compile, cannot be written."""
-    if os.path.exists(picks) and not os.path.isdir(picks):
-        raise UsageError(f"--picks {picks}: not a folder; give a folder of picks saved by an earlier --picks run, "
-                         f"or a new one")
-    if writable:
-        check_writable(os.path.join(picks, "picks"), "picks folder", "choose another --picks folder")
-
-
-def has_picks(picks: str, cell: dict, device_name: str | None = None) -> bool:
-    """Whether ``bench --picks`` holds autotuning picks for this cell's model and setting; with
-    ``device_name``, picks benchmarked on that device: Inductor keys each file by the system (the
-    GPU's name among it), so the H200's picks do not seed an H100's compile, and a cell given them
-    is cold, not seeded.  A file whose system cannot be read counts as a match."""
-    folder = os.path.join(picks, cache_name(cell))
-    if device_name is None:
-        return _has_files(folder)
-    return any(name in (device_name, None) for name in _picks_devices(folder))
-
-
-def _picks_devices(folder: str) -> set[str | None]:
-    """The device names of the picks files under ``folder`` (select_algorithm's PersistentCache
-    writes ``{"system": {"device": {"name": ...}, ...}, ...}``); None for a file not of that shape."""
-    names: set[str | None] = set()
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                with open(os.path.join(root, name)) as f:
-                    names.add(json.load(f)["system"]["device"]["name"])
-            except (OSError, ValueError, KeyError, TypeError):
-                names.add(None)
-    return names
-
-
-def seed_picks(picks: str, cell: dict, cache_dir: str) -> None:
-    """Copy the saved picks of the cell's model and setting into its (empty) cache directory, so its
-    first cell compiles with them instead of benchmarking every matmul choice again.  Picks of another
-    torch or triton on the same GPU sit in a file Inductor does not read there: that cell autotunes as
-    a cold one does, which its ``autotune_s`` shows (another GPU's picks are not seeded: ``has_picks``)."""
-    shutil.copytree(os.path.join(picks, cache_name(cell)), os.path.join(cache_dir, PICKS_SUBDIR), dirs_exist_ok=True)
-
-
-def save_picks(picks: str, cell: dict, cache_dir: str) -> None:
-    """Copy the cache directory's picks (what the cell benchmarked, and what it was seeded with) to
-    ``picks``, where a later run, on a fresh machine too, starts from them."""
-    src = os.path.join(cache_dir, PICKS_SUBDIR)
-    if _has_files(src):
-        shutil.copytree(src, os.path.join(picks, cache_name(cell)), dirs_exist_ok=True)
-
-
-def _has_files(path: str) -> bool:
-    return any(files for _, _, files in os.walk(path))
 
 
 def _claim_path(claims_dir: str, model: str) -> str:
@@ -433,7 +234,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
             for i, cell in enumerate(group):
                 bar.set_description(f"{cell['model']} / {cell['config']}")
                 cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
-                warm = caches == "shared" and os.path.isdir(cache_dir) and _has_files(cache_dir)
+                warm = caches == "shared" and os.path.isdir(cache_dir) and has_files(cache_dir)
                 state = ("warm" if warm else "seeded" if picks and has_picks(picks, cell, meta.get("device_name"))
                          else "cold")
                 quote = None

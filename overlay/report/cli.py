@@ -9,7 +9,7 @@ from . import markdown, page, views
 
 def build(paths: list[str], baseline: str = "pooled") -> tuple[list[dict], list]:
     """(sections, profile splits) of every setting in every file, in the order given."""
-    from ..bench.runner import read_results_file
+    from ..results import read_results_file
 
     sections, splits = [], []
     for path in paths:
@@ -59,11 +59,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--check", action="store_true", help="with --fill: change nothing; exit 1 if a table is stale")
     args = p.parse_args(argv)
     if args.fill:
+        from ..compare import main as compare
         from .fill import fill
 
         if args.results or args.markdown:
             raise UsageError("report --fill DOC takes no results files: each table's command names its own")
-        stale = {doc: fill(doc, args.check) for doc in args.fill}
+        stale = {doc: fill(doc, {"report": main, "compare": compare}, args.check) for doc in args.fill}
         for doc, commands in stale.items():
             for command in commands:
                 print(f"{doc}: {'stale' if args.check else 'filled'}: {command}")

@@ -18,25 +18,22 @@ import shlex
 from ..errors import UsageError
 
 BLOCK = re.compile(r"(<!-- inductor_ablate (?P<command>[^\n]*?) -->\n)(?P<body>.*?)(<!-- end -->)", re.S)
-ALLOWED = ("report", "compare")
 
 
-def _output(command: str) -> str:
+def _output(command: str, commands: dict) -> str:
     argv = shlex.split(command)
-    if not argv or argv[0] not in ALLOWED or (argv[0] == "report" and "--markdown" not in argv):
+    if not argv or argv[0] not in commands or (argv[0] == "report" and "--markdown" not in argv):
         raise UsageError(f"a table block runs `report --markdown ...` or `compare ...`, not {command!r}")
-    if argv[0] == "report":
-        from .cli import main
-    else:
-        from ..compare import main
+    main = commands[argv[0]]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         main(argv[1:])
     return out.getvalue().strip() + "\n"
 
 
-def fill(path: str, check: bool = False) -> list[str]:
-    """The commands of the blocks that were stale (rewritten unless ``check``)."""
+def fill(path: str, commands: dict, check: bool = False) -> list[str]:
+    """The commands of the blocks that were stale (rewritten unless ``check``).  ``commands``: {name:
+    its main(argv)}, the subcommands a block may run (handed in, so this module imports no CLI)."""
     try:
         with open(path) as f:
             text = f.read()
@@ -45,7 +42,7 @@ def fill(path: str, check: bool = False) -> list[str]:
     stale = []
 
     def replace(match):
-        body = _output(match["command"])
+        body = _output(match["command"], commands)
         if body != match["body"]:
             stale.append(match["command"])
         return match[1] + body + match[4]
