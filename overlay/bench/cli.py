@@ -10,7 +10,7 @@ import sys
 import time
 
 from . import launch, report
-from .configs import base_row, by_name, describe, resolve
+from .configs import base_row, by_name, default_group, describe, resolve
 from .estimate import BudgetSpent, estimate
 from .models import list_models, load_suite
 from ..errors import OneLineParser, UsageError, check_writable, device_option
@@ -164,7 +164,7 @@ def bench_main(argv) -> int:
     p.add_argument("--mode", default="inference", choices=["inference", "training"])
     p.add_argument("--suite", default="embedded", help="embedded (default), torchvision, timm, hf, real (all three), or module:function")
     p.add_argument("--models", default=None, help="comma list (default: the whole suite)")
-    p.add_argument("--configs", default=None, help="comma list of configs or groups (paper, ours, kinds, full; default full); "
+    p.add_argument("--configs", default=None, help="comma list of configs or groups (paper, ours, kinds, central, full; default full on CPU, central on CUDA); "
                    "fusion kinds together: no-fusion-KIND+KIND (e.g. no-fusion-vertical+horizontal)")
     p.add_argument("--repeat", type=int, default=None, help="timed samples per cell (default 15 CPU, 50 CUDA)")
     p.add_argument("--cell-repeats", type=int, default=1, metavar="K",
@@ -258,7 +258,7 @@ def bench_main(argv) -> int:
     unknown = [m for m in models if m not in suite]
     if unknown:
         raise UsageError(f"unknown model(s) {', '.join(unknown)}; suite {args.suite!r} has {', '.join(suite)}")
-    named = _names("--configs", args.configs) or ["full"]
+    named = _names("--configs", args.configs) or [default_group(device)]
     configs = resolve(",".join(named))
     if args.base is not None:
         base_row(args.base, named, device, args.mode, args.cpu_templates)

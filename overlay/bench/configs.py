@@ -133,7 +133,15 @@ GROUPS = {
     "ours": [n for n, c in CONFIGS.items() if c.source == "ours"],
     "kinds": [f"no-fusion-{kind}" for kind in FUSION_KINDS],
     "full": list(CONFIGS),
+    # the default on CUDA, where a cell costs 10-20 s and a model's first cell autotunes its matmuls:
+    # the rows that fusion and inlining decide, and CUDA graphs, fit README's main command in 10 minutes
+    "central": ["all", "no-fusion", "no-inlining", "no-fusion-no-inlining", "no-cudagraphs"],
 }
+
+
+def default_group(device: str) -> str:
+    """``--configs`` left out: every row on CPU, the central rows on CUDA (see GROUPS["central"])."""
+    return "central" if device.startswith("cuda") else "full"
 
 
 def by_name(name: str) -> BenchConfig:
@@ -151,7 +159,7 @@ def by_name(name: str) -> BenchConfig:
 def resolve(spec: str | None) -> list[str]:
     """``--configs`` value -> config names (comma list of names and group names)."""
     names: list[str] = []
-    for item in (spec or "full").split(","):
+    for item in (spec or "full").split(","):  # callers pass default_group(device)
         item = item.strip()
         for name in GROUPS.get(item, [item]):
             name = by_name(name).name
