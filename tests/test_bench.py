@@ -263,13 +263,13 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
         pytest.fail(f"cell process {cell_pid} still running after the run was stopped")
 
 
-def test_bad_shard_claims_and_skip_done_are_rejected_in_one_line(tmp_path):
+def test_bad_shard_jobs_and_skip_done_are_rejected_in_one_line(tmp_path):
     (tmp_path / "not-results.json").write_text("{}")
     (tmp_path / "a-file").write_text("")
     for args, expected in [(("--shard", "3/2"), "K/N"),
                            (("--skip-done", str(tmp_path / "missing.json")), "missing.json: no such file"),
                            (("--skip-done", str(tmp_path / "not-results.json")), "written by `bench` or `merge`"),
-                           (("--shard", "1/2", "--claims", str(tmp_path / "a-file" / "claims")), "cannot write a claim file")]:
+                           (("--jobs", "0"), "--jobs 0: expected 1 or more")]:
         proc = bench("bench", "--models", "tiny", "--suite", SUITE, *args, tmp_path=tmp_path)
         assert proc.returncode == 2 and expected in proc.stderr, (args, proc.stderr)
         assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr
@@ -635,32 +635,6 @@ def test_a_change_is_claimed_only_on_six_or_more_paired_processes():
     six = {r["config"]: r for r in report.summary_rows(cells_(6))}["no-fusion"]
     assert six["vs_all_hi"] < 0 and six["significant"]
 
-def test_lanes_take_whole_models_from_a_shared_queue(tmp_path):
-    """--claims: a lane runs the models it claimed in an earlier (cut) run and every free model it
-    reaches, never another lane's; run again, it has nothing left; the lanes merge into the matrix."""
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    (claims / "tiny2").write_text("2")  # lane 2 took tiny2 in a run that was cut short
-    args = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-inlining",
-            "--repeat", "3", "--claims", str(claims))
-    lane1, lane2 = tmp_path / "lane1.json", tmp_path / "lane2.json"
-    proc = bench(*args, "--shard", "1/2", "--json", str(lane1), tmp_path=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {m for m, _ in cells(lane1)} == {"tiny", "tiny3"} and len(cells(lane1)) == 4
-    assert (claims / "tiny").read_text() == "1" and (claims / "tiny3").read_text() == "1"
-    proc = bench(*args, "--shard", "2/2", "--json", str(lane2), tmp_path=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert set(cells(lane2)) == {("tiny2", "all"), ("tiny2", "no-inlining")}
-    before = lane1.read_text()
-    proc = bench(*args, "--shard", "1/2", "--json", str(lane1), tmp_path=tmp_path)
-    assert proc.returncode == 0 and json.loads(lane1.read_text())["cells"] == json.loads(before)["cells"]
-    merged = tmp_path / "merged.json"
-    proc = bench("merge", str(lane1), str(lane2), "--json", str(merged), tmp_path=tmp_path)
-    assert proc.returncode == 0 and len(cells(merged)) == 6, proc.stderr
-    proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--claims", str(claims), tmp_path=tmp_path)
-    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "--shard K/N" in proc.stderr
-
-
 def test_skip_done_runs_only_what_is_missing_with_each_models_all(tmp_path):
     """--skip-done: cells that ran ok in an earlier file are not planned again; a model with any cell
     left keeps its `all` (the pair of its rows, and what autotunes it); a failed cell runs again."""
@@ -725,27 +699,6 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--device", "cpu", "--estimate", str(history),
                  tmp_path=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no timed inference cell on cpu" in proc.stderr
-
-
-def test_a_lane_out_of_budget_claims_no_more_models_and_leaves_them_to_the_other_lane(tmp_path):
-    """--claims with --budget: lane 1 runs tiny, claims tiny2 and cannot start it (priced at an
-    hour), so it claims nothing more: tiny3 stays free and lane 2 takes it. tiny2 stays lane 1's,
-    first in its next run."""
-    def row(model, wall):
-        return dict(suite="s", model=model, config="all", device="cpu", dtype="float32", mode="inference",
-                    status="ok", cache="cold", wall_s=wall)
-    history = tmp_path / "history.json"
-    history.write_text(json.dumps({"meta": {}, "cells": [row("tiny", 2), row("tiny2", 3600), row("tiny3", 2)]}))
-    claims = tmp_path / "claims"
-    args = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all", "--repeat", "3",
-            "--claims", str(claims))
-    lane1, lane2 = tmp_path / "lane1.json", tmp_path / "lane2.json"
-    proc = bench(*args, "--shard", "1/2", "--json", str(lane1), "--budget", "600", "--history", str(history),
-                 tmp_path=tmp_path)
-    assert proc.returncode == 130 and "1 cell(s) not started" in proc.stderr, proc.stderr
-    assert set(cells(lane1)) == {("tiny", "all")} and sorted(os.listdir(claims)) == ["tiny", "tiny2"]
-    proc = bench(*args, "--shard", "2/2", "--json", str(lane2), tmp_path=tmp_path)
-    assert proc.returncode == 0 and set(cells(lane2)) == {("tiny3", "all")}, proc.stderr
 
 
 def test_budget_runs_count_a_model_left_for_the_next_run_while_later_models_fill_this_one():
@@ -957,22 +910,6 @@ def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
     kept = tmp_path / "picks" / "mlp_gelu-float32-inference-cpu"
     assert sorted(os.listdir(kept)) == names, out
     assert json.loads(next(kept.iterdir()).read_text())["cache"], out
-
-
-def test_lanes_started_together_split_the_models_and_run_none_twice(tmp_path):
-    """Two lanes at once, sharing --claims: however the models split, every cell runs in exactly one lane."""
-    env = bench_env(tmp_path)
-    procs = [subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models",
-                               "tiny,tiny2,tiny3", "--configs", "all", "--repeat", "3", "--shard", f"{k}/2",
-                               "--claims", str(tmp_path / "claims"), "--json", str(tmp_path / f"lane{k}.json"),
-                               "--no-progress"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for k in (1, 2)]
-    outputs = [p.communicate(timeout=600)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outputs
-    lanes = [set(cells(tmp_path / f"lane{k}.json")) for k in (1, 2)]
-    assert not lanes[0] & lanes[1] and lanes[0] | lanes[1] == {(m, "all") for m in ("tiny", "tiny2", "tiny3")}
-    owners = {p.name: p.read_text() for p in (tmp_path / "claims").iterdir()}
-    assert {m for m, _ in lanes[0]} == {m for m, k in owners.items() if k == "1"}
 
 
 def test_hf_training_steps_draw_no_random_numbers():

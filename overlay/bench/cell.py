@@ -29,6 +29,7 @@ from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 
 from .configs import all_inductor, by_name
+from .devicelock import DeviceLock
 from .models import load_suite
 
 TOLERANCE = {"float32": 2e-3, "bfloat16": 5e-2, "float16": 2e-2}
@@ -294,7 +295,11 @@ def run_cell(task: dict) -> dict:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
     config = by_name(task["config"])
     device, mode = task["device"], task["mode"]
+    lock = DeviceLock(task.get("device_lock"))
+    if task.get("compile_cores"):  # bench --jobs on CUDA: compiles (and their workers) keep off the timing core
+        os.sched_setaffinity(0, task["compile_cores"])
     try:
+        lock._acquire()  # the device is this cell's but while Inductor compiles (devicelock)
         model, inputs, loss_fn = build_model(task["suite"], task["model"], device, task["dtype"], mode)
         base = by_name(task["base"]).inductor if task.get("base") else {}  # bench --base
         settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **base, **config.inductor}
@@ -308,7 +313,7 @@ def run_cell(task: dict) -> dict:
 
         expected = _step(model, inputs, loss_fn, mode)
         require_checkable(expected, task["model"])
-        row["setup_s"] = round(time.perf_counter() - cell_t0, 3)  # model, inputs, first eager call
+        row["setup_s"] = round(time.perf_counter() - cell_t0 - lock.wait_s, 3)  # model, inputs, first eager call
         with inductor_config.patch(settings):
             from torch._dynamo.utils import counters
 
@@ -316,11 +321,13 @@ def run_cell(task: dict) -> dict:
             t0 = time.perf_counter()
             tuned0 = _autotune_seconds()
             with recording(reset_dynamo=True) as sink, _own_graph_caches(task["artifact_dir"]), output_codes() as codes:
-                actual = _step(compiled, inputs, loss_fn, mode)
+                with lock.compiling():
+                    actual = _step(compiled, inputs, loss_fn, mode)
                 if device.startswith("cuda"):
                     torch.cuda.synchronize()
-            row["compile_s"] = round(time.perf_counter() - t0, 3)
-            row["autotune_s"] = round(_autotune_seconds() - tuned0, 3)
+            # bench --jobs: less the time this cell waited for the device while compiling
+            row["compile_s"] = round(time.perf_counter() - t0 - lock.compile_wait_s, 3)
+            row["autotune_s"] = round(max(0.0, _autotune_seconds() - tuned0 - lock.bench_wait_s), 3)
             row["graph_cache_hits"] = counters["inductor"]["fxgraph_cache_hit"] + \
                 counters["aot_autograd"]["autograd_cache_hit"]
             row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
@@ -344,6 +351,8 @@ def run_cell(task: dict) -> dict:
             # interleave samples.  Long samples matter on CPU: switching between eager and compiled
             # code costs each side the other's OpenMP spin-wait, which one-call samples would measure.
             timer = _Timer(device)
+            if task.get("timing_cores"):
+                os.sched_setaffinity(0, task["timing_cores"])
             run_eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
             run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
             for _ in range(task["warmup"]):
@@ -355,6 +364,7 @@ def run_cell(task: dict) -> dict:
                 e, c = timer(run_eager, number), timer(run_compiled, number)
                 eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
             row["timing_s"] = round(time.perf_counter() - timing_t0, 3)
+            row["timed_at"] = [round(time.time() - row["timing_s"], 3), round(time.time(), 3)]
             if task.get("profile"):
                 row["profile"] = _profile(task, model, inputs, loss_fn, compiled, census)
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
@@ -365,7 +375,12 @@ def run_cell(task: dict) -> dict:
     except Exception as exc:  # a broken cell is a visible row, not a crashed study
         row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-3000:])
     finally:
+        while lock.depth:
+            lock._release()
+        if task.get("device_lock"):
+            row.update(lock.fields())
         inductor_ablate.config.reset()
         os.environ.pop(decisions.LOG_ENV, None)
-        row["cell_s"] = round(time.perf_counter() - cell_t0, 3)  # wall_s minus this: process start and exit
+        row["cell_s"] = round(time.perf_counter() - cell_t0, 3)  # wall_s minus this: process start
+        row["ran_at"] = [round(time.time() - row["cell_s"], 3), round(time.time(), 3)]  # when (bench --jobs overlaps cells)
     return row

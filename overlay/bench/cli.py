@@ -17,7 +17,7 @@ from ..errors import OneLineParser, UsageError, check_writable, device_option
 from ..results import (RESULTS_FORMAT, bases, cell_key, check_one_base, check_one_device, device_name, device_names,
                        earlier_cuts, kept_on_resume, load_results, read_results_file, save_results)
 from .picks import check_picks_folder
-from .runner import plan, run_matrix, skip_done
+from .runner import default_jobs, plan, run_matrix, skip_done
 
 
 def _device_default() -> str:
@@ -38,11 +38,11 @@ def _names(option: str, text: str | None) -> list[str] | None:
 
 
 def _check_numbers_and_paths(args) -> None:
-    for option in ("json", "csv", "plot", "claims", "cache_dir", "skip_done", "history", "picks"):
+    for option in ("json", "csv", "plot", "cache_dir", "skip_done", "history", "picks"):
         if getattr(args, option) == "":  # an unset shell variable: not the default
             raise UsageError(f"--{option.replace('_', '-')} '': expected a path")
     for option, value, least in (("--repeat", args.repeat, 1), ("--cell-repeats", args.cell_repeats, 1),
-                                 ("--warmup", args.warmup, 0), ("--profile", args.profile, 0)):
+                                 ("--warmup", args.warmup, 0), ("--profile", args.profile, 0), ("--jobs", args.jobs, 1)):
         if value is not None and value < least:
             raise UsageError(f"{option} {value}: expected {least} or more")
     if args.timeout <= 0:
@@ -71,9 +71,8 @@ def partitions(args) -> None:
         raise UsageError(f"--total-partitions {total}: expected 1 or more")
     if not 0 <= k < total:
         raise UsageError(f"--partition-id {k}: out of range for --total-partitions {total} (0 to {total - 1})")
-    if args.shard != (1, 1) or args.claims:
-        raise UsageError("--total-partitions/--partition-id is a share as --shard K/N is: give one of them, "
-                         "without --claims")
+    if args.shard != (1, 1):
+        raise UsageError("--total-partitions/--partition-id is a share as --shard K/N is: give one of them")
     args.shard = (k + 1, total)
 
 
@@ -203,10 +202,10 @@ def bench_main(argv) -> int:
                         "is submitted again and resumes its part file")
     p.add_argument("--partition-id", type=int, default=None, metavar="K",
                    help="which share to run, 0 to N-1 (= --shard K+1/N); `merge` joins the shares' files")
-    p.add_argument("--claims", default=None, metavar="DIR",
-                   help="with --shard K/N: instead of a fixed share, lanes take whole models from a queue "
-                        "shared through DIR, each when it is free, so cheap models do not leave a lane idle; "
-                        "a cut run resumes its own models first")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="cells in flight at once: while one has the device to itself (timing, autotuning "
+                        "benchmarks), the others compile (default on CUDA: one per 4 cores and 16 GiB, at most 4; "
+                        "on CPU 1, since compiles would take the cores a cell is timed on)")
     p.add_argument("--skip-done", default=None, metavar="FILES",
                    help="comma list of results files (an earlier run, a merged file): cells that ran ok there "
                         "are not run again, but a model's `all` is whenever another of its cells runs")
@@ -264,10 +263,14 @@ def bench_main(argv) -> int:
         base_row(args.base, named, device, args.mode, args.cpu_templates)
         configs = [c for c in configs if c != args.base]  # it came with a group: it is every row's now
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
+    jobs = args.jobs or default_jobs(device)
+    if jobs > 1 and not device.startswith("cuda"):
+        print(f"--jobs {jobs} on CPU: cells compiling beside the one timed share its cores, so its times are "
+              f"disturbed; for figures, run with --jobs 1 (the CPU default)", file=sys.stderr)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
-                 shard=(1, 1) if args.claims else args.shard, repeats=args.cell_repeats,
+                 shard=args.shard, repeats=args.cell_repeats,
                  all_first=args.caches == "shared")
     if args.skip_done is not None:
         cells = skip_done(cells, _names("--skip-done", args.skip_done), args.cpu_templates)
@@ -277,10 +280,6 @@ def bench_main(argv) -> int:
     check_writable(path)
     if args.picks:
         check_picks_folder(args.picks)
-    if args.claims:
-        if args.shard[1] < 2:
-            raise UsageError("--claims shares models between lanes: give each lane --shard K/N with N >= 2")
-        check_writable(os.path.join(args.claims, "claim"), "a claim file", "choose another --claims directory")
     if not args.fresh:
         load_results(path)  # a damaged or foreign results file is refused now, not after the first cell
     if args.launcher:
@@ -297,7 +296,7 @@ def bench_main(argv) -> int:
                 device_name=device_name(device),
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, base=args.base, argv=sys.argv,
-                cell_repeats=args.cell_repeats, caches=args.caches, claims=args.claims,
+                cell_repeats=args.cell_repeats, caches=args.caches, jobs=jobs,
                 skip_done=args.skip_done, picks=args.picks, profile=args.profile)
     # a resumed file keeps one device's cells; cells done on another device are not done here
     earlier = ([(path, f"resuming --json {path} here")] if not args.fresh and os.path.exists(path) else []) + [
@@ -316,8 +315,7 @@ def bench_main(argv) -> int:
     try:
         rows = run_matrix(cells, results_path=path, meta=meta, repeat=repeat, warmup=args.warmup,
                           timeout=args.timeout, progress=not args.no_progress, cpu_templates=args.cpu_templates,
-                          caches=args.caches, cache_root=args.cache_dir,
-                          claims=(args.claims, args.shard[0]) if args.claims else None, budget=budget, picks=args.picks,
+                          caches=args.caches, cache_root=args.cache_dir, jobs=jobs, budget=budget, picks=args.picks,
                           base=args.base, profile=args.profile,
                           unavailable={m: suite[m].missing for m in models if hasattr(suite[m], "missing")})
     except KeyboardInterrupt as exc:

@@ -86,9 +86,9 @@ def check(args, device: str) -> None:
                 raise UsageError(f"--{option.replace('_', '-')} goes with --launcher")
         return
     _submitit()
-    if args.shard != (1, 1) or args.claims or args.estimate is not None:
+    if args.shard != (1, 1) or args.estimate is not None:
         raise UsageError(f"--launcher {args.launcher} decides each job's share itself: give it no --shard, "
-                         "--total-partitions, --claims or --estimate")
+                         "--total-partitions or --estimate")
     for option in ("gpus_per_job", "cpus_per_job", "time"):
         value = getattr(args, option)
         if value is not None and value < (0 if option == "gpus_per_job" else 1):

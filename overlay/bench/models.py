@@ -352,6 +352,28 @@ def require_model(suite: str, model: str) -> None:
         raise UsageError(f"unknown model {model!r}; suite {suite!r} has {', '.join(names)}")
 
 
+def preload(suite: str) -> None:
+    """Import what building ``suite``'s models imports (bench's forkserver, before it forks cells):
+    its packages, and for transformers the model classes it loads lazily.  Best effort: a suite
+    that does not load here fails in its cells, with its message."""
+    if ":" in suite:  # a user's suite: its module only (its function might touch CUDA, which a fork could not use)
+        try:
+            importlib.import_module(suite.split(":", 1)[0])
+        except Exception:
+            pass
+        return
+    try:
+        models = load_suite(suite) if suite else {}
+    except (UsageError, ImportError):
+        return
+    if any(name in models for name in MODEL_NAMES["hf"]):
+        import transformers
+
+        for name in ("BertConfig", "BertForMaskedLM", "GPT2Config", "GPT2LMHeadModel", "T5Config", "T5EncoderModel",
+                     "DistilBertConfig", "DistilBertForMaskedLM", "RobertaConfig", "RobertaForMaskedLM"):
+            getattr(transformers, name, None)
+
+
 def load_suite(name: str) -> dict:
     """A suite by name (``real``: the three real suites together), or ``package.module:function``
     returning {name: builder}."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import math
 import random
+import statistics
 
 from ..errors import UsageError
 from .configs import CONFIGS, GROUPS, by_name
@@ -341,12 +342,15 @@ def time_split(cells: list[dict], wall_s: float | None = None) -> str:
     if not ran:
         return "time split: no cell ran"
     total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
-    autotune, compile_s, timing, setup, cell = (total(k) for k in ("autotune_s", "compile_s", "timing_s", "setup_s", "cell_s"))
+    autotune, compile_s, timing, setup, cell, wait = (total(k) for k in ("autotune_s", "compile_s", "timing_s", "setup_s",
+                                                                         "cell_s", "wait_s"))
     process = sum((c.get("wall_s") or c["cell_s"]) - c["cell_s"] for c in ran)
-    other = cell - compile_s - timing - setup
+    other = cell - compile_s - timing - setup - wait
     parts = [("autotune", autotune), ("compile (rest)", compile_s - autotune), ("timing", timing),
              ("model set-up + eager reference", setup), ("accuracy check, census, other", other),
-             ("process start/exit", process)]
+             ("process start", process)]
+    if wait:  # bench --jobs: cells waiting while another had the device
+        parts.insert(3, ("waiting for the device", wait))
     died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
     if died:
         parts.append(("cells that died or timed out", died))
@@ -354,6 +358,9 @@ def time_split(cells: list[dict], wall_s: float | None = None) -> str:
     line = "time split over {} cells ({:.0f} s of cell processes{}): ".format(
         len(ran), busy, f"; run wall {wall_s:.0f} s" if wall_s else "")
     line += ", ".join(f"{name} {secs:.0f} s ({100 * secs / busy:.0f}%)" for name, secs in parts)
+    overhead = [(c.get("wall_s") or c["cell_s"]) - c["cell_s"] + (c.get("setup_s") or 0) for c in ran]
+    line += (f"\nper cell beyond compiling and timing: process start + model set-up median "
+             f"{statistics.median(overhead):.1f} s, at most {max(overhead):.1f} s")
     states = [(state, what, [c["compile_s"] for c in ran if c.get("cache") == state and c.get("compile_s") is not None])
               for state, what in (("cold", "a model's first, empty cache"),
                                   ("seeded", "a model's first, from --picks' autotuning picks"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import random
 import shutil
@@ -17,6 +18,9 @@ from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
 #: ``--budget`` with ``--picks``: the fewest seconds left for which a model's first cell that does not
 #: fit is started anyway, to bank its autotuning picks (less would not get past its model's set-up)
 BANK_SECONDS = 60
+
+#: the suite whose packages the bench's forkserver imports before forking cells (bench.warm)
+PRELOAD_ENV = "ABLATE_BENCH_PRELOAD_SUITE"
 
 #: how a cell's error row begins when ``bench --timeout`` stopped it (a cut, as a call's end is)
 TIMED_OUT = "timed out after"
@@ -81,86 +85,77 @@ def _child(task, conn):
     conn.close()
 
 
-def _context(device: str):
-    """A forkserver that has already imported torch, Inductor and the overlay, and probed the CPU's
-    vector ISA (about 9 s of g++ runs on a 2-core machine): every cell is a fresh process (its own
-    Inductor state and cache directory) without paying those again.  On CUDA too: none of it
-    initializes CUDA (checked on an H100: torch.cuda.is_initialized() is False after it), which a
-    forked child could not initialize again."""
+def _context(device: str, suite: str):
+    """A forkserver that has already imported torch, Inductor, the overlay and the suite's packages
+    (transformers, timm, torchvision: seconds each), and probed the CPU's vector ISA (about 9 s of
+    g++ runs on a 2-core machine): every cell is a fresh process (its own Inductor state and cache
+    directory) without paying those again.  On CUDA too: none of it initializes CUDA (checked on an
+    H100: torch.cuda.is_initialized() is False after it), which a forked child could not initialize
+    again."""
+    os.environ[PRELOAD_ENV] = suite  # the forkserver starts with this environment (bench.warm reads it)
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["inductor_ablate.bench.warm"])
     return ctx
 
 
-def cache_dirs(root: str, cell: dict, shared: bool) -> tuple[str, str]:
+def cache_dirs(root: str, cell: dict, shared: bool, make: bool = True) -> tuple[str, str | None]:
     """(Inductor's cache directory, this cell's own directory for FX-graph/AOTAutograd artifacts and
     its log).  Shared: one Inductor directory per model, setting and run, so its cells reuse the
-    model's autotuning results and compiled kernels; every cell's graph artifacts stay its own."""
+    model's autotuning results and compiled kernels; every cell's graph artifacts stay its own.
+    ``make`` False: the shared one only, for a look (its own is None; isolated: both None)."""
     name = cache_name(cell)
-    own = tempfile.mkdtemp(dir=root, prefix=f"{name}-{cell['config']}-")
+    own = tempfile.mkdtemp(dir=root, prefix=f"{name}-{cell['config']}-") if make else None
     return (os.path.join(root, name) if shared else own), own
 
 
-def _claim_path(claims_dir: str, model: str) -> str:
-    return os.path.join(claims_dir, model.replace("/", "_").replace(":", "_"))
-
-
-def _owner(path: str) -> str | None:
+def default_jobs(device: str) -> int:
+    """``--jobs`` left out: on CUDA, one cell in flight per 4 cores and 16 GiB of memory (each compile
+    runs Inductor's compile workers), at most 4; on CPU 1, since a compile beside a timed cell would
+    take the cores it is timed on."""
+    if not device.startswith("cuda"):
+        return 1
     try:
-        with open(path) as f:
-            return f.read().strip()
-    except FileNotFoundError:
-        return None
+        memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    except (ValueError, OSError):
+        memory_gib = 16
+    return max(1, min(4, (os.cpu_count() or 1) // 4, int(memory_gib // 16)))
 
 
-def claim(claims_dir: str, model: str, lane: int) -> bool:
-    """Whether ``model`` is this lane's to run: claimed now (the claim file is created atomically, so
-    two lanes never both get it), or claimed by this lane in an earlier run that was cut short."""
-    path = _claim_path(claims_dir, model)
+def _cores(device: str, jobs: int) -> dict:
+    """``--jobs`` above 1 on CUDA: the cores a cell times on (kept free of compiles, whose launch
+    overheads the timing of a row without CUDA graphs would otherwise measure) and the cores for the rest."""
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        return _owner(path) == str(lane)
-    with os.fdopen(fd, "w") as f:
-        f.write(str(lane))
-    return True
+        cores = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return {}
+    if jobs < 2 or not device.startswith("cuda") or len(cores) < 4:
+        return {}
+    return {"timing_cores": cores[:1], "compile_cores": cores[1:]}
 
 
-def _by_claim(todo: list[dict], claims: tuple[str, int] | None, claiming=lambda: True):
-    """The cells to run, model by model.  Without ``claims``: all of them, in order.  With
-    ``(claims_dir, lane)``: lanes share one queue of whole models; this lane finishes the models it
-    claimed in an earlier run first, then claims each next free model when it is ready for it, so a
-    lane whose models were cheap takes more of them instead of idling.  Once ``claiming()`` is
-    false, it claims no more (a lane out of budget leaves the free models to the others)."""
-    models: dict[str, list[dict]] = {}
-    for cell in todo:
-        models.setdefault(cell["model"], []).append(cell)
-    if claims is None:
-        yield from models.values()
-        return
-    claims_dir, lane = claims
-    os.makedirs(claims_dir, exist_ok=True)
-    # stable sort: the models this lane claimed in an earlier run first, then the rest in order
-    earlier = {m for m in models if _owner(_claim_path(claims_dir, m)) == str(lane)}
-    for model in sorted(models, key=lambda m: m not in earlier):
-        if (model in earlier or claiming()) and claim(claims_dir, model, lane):
-            yield models[model]
+class _Flight:
+    """A cell whose process is running."""
+
+    def __init__(self, cell, state, cache_dir, artifact_dir, quote, proc, conn):
+        self.cell, self.state, self.cache_dir, self.artifact_dir, self.quote = cell, state, cache_dir, artifact_dir, quote
+        self.proc, self.conn, self.started = proc, conn, time.perf_counter()
 
 
 def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
                timeout: float, progress: bool = True, cpu_templates: bool = False,
                caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
-               claims: tuple[str, int] | None = None, budget: tuple[float, list[str]] | None = None,
-               picks: str | None = None, base: str | None = None, profile: int = 0) -> dict:
+               budget: tuple[float, list[str]] | None = None, picks: str | None = None,
+               base: str | None = None, profile: int = 0, jobs: int = 1) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
     timeout, are run again), saving after each one.
 
+    ``jobs``: cells in flight at once.  Above 1, the others compile while one has the device to
+    itself (``devicelock``); a model's first cell still finishes before its other cells start, so
+    they reuse its autotuning.  1: one cell after another.
     ``caches``: "shared" (a model's cells share Inductor's autotuning and kernel caches under
     ``cache_root``, which is kept until every cell is done, so a resumed run stays warm) or
     "isolated" (every cell starts from an empty cache directory).  ``unavailable``: {model: why}
     for models that cannot be built here (a missing package): their cells are n/a rows.
-    ``claims``: (directory, lane) to take whole models from a queue shared with other lanes
-    (``bench --claims``): ``cells`` is then every lane's cells, and this lane runs those it claims.
     ``budget``: (seconds, results files to price cells from): a cell priced above the seconds left
     is not started, nor are its model's later cells (they would lose its warm cache); the run goes
     on with the next models' cells that fit, then stops as if interrupted (``estimate.Budget``).
@@ -174,82 +169,145 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     pricer = None
     if budget is not None and cells:
         pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"], meta["cuts"])
-    todo = [c for c in cells if cell_key(c) not in rows]
-
-    def runnable(group: list[dict]) -> list[dict]:
-        """n/a rows are decided here, cheaply, and never vanish; the rest are to run."""
-        for cell in group:
-            why = (unavailable or {}).get(cell["model"]) or \
-                by_name(cell["config"]).not_applicable(cell["device"], cell["mode"], cpu_templates)
-            if why:
-                rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
-        return [c for c in group if cell_key(c) not in rows]
-
-    if claims is None:
-        todo = runnable(todo)
-        if len(todo) < len(cells):
-            print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
+    todo = []
+    for cell in cells:  # n/a rows are decided here, cheaply, and never vanish; the rest are to run
+        if cell_key(cell) in rows:
+            continue
+        why = (unavailable or {}).get(cell["model"]) or \
+            by_name(cell["config"]).not_applicable(cell["device"], cell["mode"], cpu_templates)
+        if why:
+            rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
+        else:
+            todo.append(cell)
+    if len(todo) < len(cells):
+        print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
     save_results(results_path, rows, meta)
     bar = _progress(len(todo), progress)
-    ctx = _context(todo[0]["device"]) if todo else None
+    ctx = _context(todo[0]["device"], todo[0]["suite"]) if todo else None
     owned = cache_root is None  # ours to delete once every cell is done; a --cache-dir is the user's
     cache_root = cache_root or os.path.splitext(results_path)[0] + ".inductor-cache"
     os.makedirs(cache_root, exist_ok=True)
+    shared = caches == "shared"
+    extra = {"device_lock": os.path.join(cache_root, "device.lock")} if jobs > 1 else {}
+    extra.update(_cores(todo[0]["device"], jobs) if todo else {})
     finished = False
     not_started, first_stop = 0, None  # cells the budget did not start, and why the first was not
     bank = None  # the first model-first cell the budget did not start, when its picks outlive a cut
+    flights: dict = {}  # connection -> _Flight
+    exiting: list = []  # processes that sent their row and are exiting
 
-    def run(cell: dict, state: str, cache_dir: str, artifact_dir: str, quote: dict | None = None) -> None:
+    def start(cell: dict, quote: dict | None = None, state: str | None = None) -> None:
+        cache_dir, artifact_dir = cache_dirs(cache_root, cell, shared)
+        state = state or _state(cell, cache_dir)
         if state == "seeded":
             seed_picks(picks, cell, cache_dir)
         task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base, "profile": profile,
-                "cache_dir": cache_dir, "artifact_dir": artifact_dir}
-        started, row = time.perf_counter(), None
-        try:
-            row = _run_one(ctx, task, timeout)
-        finally:  # a cell stopped by a time limit keeps what it benchmarked, too
-            if picks:
-                save_picks(picks, cell, cache_dir)
-            if row is None or row.get("message", "").startswith(TIMED_OUT):
-                cut_s = round(time.perf_counter() - started, 1)
-                priced = {} if quote is None else {"priced_s": round(quote["price_s"], 1),
-                                                   "left_s": round(max(quote["left_s"], 0), 1)}
-                meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s, **priced})
+                "cache_dir": cache_dir, "artifact_dir": artifact_dir, **extra}
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(task, child))
+        proc.start()
+        child.close()
+        flights[parent] = _Flight(cell, state, cache_dir, artifact_dir, quote, proc, parent)
+        bar.set_description(f"{cell['model']} / {cell['config']}")
+
+    def _state(cell: dict, cache_dir: str | None) -> str:
+        warm = shared and cache_dir is not None and os.path.isdir(cache_dir) and has_files(cache_dir)
+        return "warm" if warm else "seeded" if picks and has_picks(picks, cell, meta.get("device_name")) else "cold"
+
+    def land(flight: _Flight, row: dict | None) -> None:
+        """A cell's end: its row (None: a time limit cut it), its picks, its cut if it was one."""
+        cell, state, quote = flight.cell, flight.state, flight.quote
+        del flights[flight.conn]
+        flight.conn.close()
+        if picks:  # a cell stopped by a time limit keeps what it benchmarked, too
+            save_picks(picks, cell, flight.cache_dir)
+        if row is None or row.get("message", "").startswith(TIMED_OUT):
+            cut_s = round(time.perf_counter() - flight.started, 1)
+            priced = {} if quote is None else {"priced_s": round(quote["price_s"], 1),
+                                               "left_s": round(max(quote["left_s"], 0), 1)}
+            meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s, **priced})
             if row is None:  # the log says which cell a call's limit cut, how far in, and what it was priced at
                 at = "" if not priced else (f" (priced at {priced['priced_s']:.0f} s, with {priced['left_s']:.0f} s "
                                             f"of --budget left at its start)")
                 print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
                       f"{cut_s:.0f} s into its process{at}", file=sys.stderr, flush=True)
                 save_results(results_path, rows, meta)
+                return
         row["cache"] = state
         rows[cell_key(cell)] = row
         save_results(results_path, rows, meta)
-        shutil.rmtree(artifact_dir, ignore_errors=True)
+        shutil.rmtree(flight.artifact_dir, ignore_errors=True)
         bar.update(1)
 
+    def wait_one() -> None:
+        """Until at least one cell in flight has ended."""
+        now = time.perf_counter()
+        soonest = min(f.started + timeout for f in flights.values())
+        for conn in multiprocessing.connection.wait(list(flights), timeout=max(0.0, soonest - now)):
+            flight = flights[conn]
+            base_row = {k: flight.cell[k] for k in (*KEY_FIELDS, "cell_repeat") if k in flight.cell}
+            try:
+                row = conn.recv()
+            except EOFError:
+                flight.proc.join(5)
+                code = flight.proc.exitcode
+                row = {**base_row, "status": "error", "message": "cell process died without a result" +
+                       (f" (exit code {code})" if code not in (0, None) else "")}
+            row["wall_s"] = round(time.perf_counter() - flight.started, 2)  # its exit overlaps what comes next
+            exiting.append(flight.proc)
+            land(flight, row)
+        for flight in [f for f in flights.values() if time.perf_counter() - f.started >= timeout]:
+            _stop(flight.proc)
+            row = {k: flight.cell[k] for k in (*KEY_FIELDS, "cell_repeat") if k in flight.cell}
+            row.update(status="error", message=f"{TIMED_OUT} {timeout:.0f} s", wall_s=round(timeout, 2))
+            land(flight, row)
+        for proc in [p for p in exiting if not p.is_alive()]:
+            proc.join()
+            exiting.remove(proc)
+
+    groups: list[list[dict]] = []
+    for cell in todo:
+        if not groups or groups[-1][0]["model"] != cell["model"]:
+            groups.append([])
+        groups[-1].append(cell)
+    pending = {id(c) for c in todo}
+
+    def next_cell() -> tuple[dict | None, list[dict]]:
+        """The first cell in plan order that may start: a model's first cell, or (shared caches) one
+        of its others once the first has ended, so that it reuses the first's autotuning."""
+        running = {id(f.cell) for f in flights.values()}
+        for group in groups:
+            for cell in group:
+                if id(cell) not in pending:
+                    continue
+                if cell is group[0] or not shared or (id(group[0]) not in pending and id(group[0]) not in running):
+                    return cell, group
+                break
+        return None, []
+
     try:
-        for group in _by_claim(todo, claims, claiming=lambda: first_stop is None):
-            if claims is not None:
-                group = runnable(group)
-                save_results(results_path, rows, meta)
-            for i, cell in enumerate(group):
-                bar.set_description(f"{cell['model']} / {cell['config']}")
-                cache_dir, artifact_dir = cache_dirs(cache_root, cell, caches == "shared")
-                warm = caches == "shared" and os.path.isdir(cache_dir) and has_files(cache_dir)
-                state = ("warm" if warm else "seeded" if picks and has_picks(picks, cell, meta.get("device_name"))
-                         else "cold")
-                quote = None
+        while pending or flights:
+            while len(flights) < jobs:
+                cell, group = next_cell()
+                if cell is None:
+                    break
+                pending.discard(id(cell))
+                quote, state = None, _state(cell, cache_dirs(cache_root, cell, shared, make=False)[0])
                 if pricer is not None:
                     try:
                         quote = pricer.check(cell, state)
                     except BudgetSpent as exc:  # not started, nor its model's later cells
-                        shutil.rmtree(artifact_dir, ignore_errors=True)
-                        not_started += len(group) - i
+                        rest = [c for c in group if id(c) in pending]
+                        pending.difference_update(id(c) for c in rest)
+                        not_started += 1 + len(rest)
                         first_stop = first_stop or exc
                         if bank is None and picks and state != "warm":
                             bank = (cell, state)
-                        break
-                run(cell, state, cache_dir, artifact_dir, quote)
+                        continue
+                start(cell, quote, state)
+            if not flights:
+                break
+            wait_one()
         banked = bank is not None and pricer.left() >= BANK_SECONDS
         if banked:
             # Nothing else fits: the seconds left go to autotuning this model's first cell, whose
@@ -258,42 +316,30 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
             print(f"banking: {cell['model']} / {cell['config']} ({state}) starts with {pricer.left():.0f} s of the "
                   f"budget left; if a time limit cuts it, --picks keeps what it benchmarked", file=sys.stderr, flush=True)
             not_started -= 1
-            run(cell, state, *cache_dirs(cache_root, cell, caches == "shared"), pricer.quote(cell, state))
+            start(cell, pricer.quote(cell, state), state)
+            while flights:
+                wait_one()
         if first_stop is not None:
             raise BudgetSpent(f"{first_stop}; {not_started} cell(s) not started (the later models' cells that "
                               f"fitted ran{', then the first of them, banked' if banked else ''})")
         finished = True
-    finally:
+    finally:  # also on Ctrl-C / SIGTERM: no cell is left running behind us, and what it benchmarked is kept
+        for flight in list(flights.values()):
+            _stop(flight.proc)
+            land(flight, None)
+        for proc in exiting:
+            proc.join(5)
+            _stop(proc)
         bar.close()
         if owned and (finished or caches == "isolated"):
             shutil.rmtree(cache_root, ignore_errors=True)
     return rows
 
 
-def _run_one(ctx, task: dict, timeout: float) -> dict:
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(task, child))
-    t0 = time.perf_counter()
-    proc.start()
-    child.close()
-    base = {k: task[k] for k in (*KEY_FIELDS, "cell_repeat") if k in task}
-    row = None
-    try:
-        if parent.poll(timeout):
-            row = parent.recv()
-        else:
-            row = {**base, "status": "error", "message": f"{TIMED_OUT} {timeout:.0f} s"}
-    except EOFError:
-        row = {**base, "status": "error", "message": "cell process died without a result"}
-    finally:  # also on Ctrl-C / SIGTERM: no cell is left running on the GPU behind us
-        proc.join(5 if row is not None else 0)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-    if proc.exitcode not in (0, None) and row.get("status") != "ok" and "message" not in row:
-        row["message"] = f"exit code {proc.exitcode}"
-    row["wall_s"] = round(time.perf_counter() - t0, 2)
-    return row
+def _stop(proc) -> None:
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
 
 
 class _PlainBar:

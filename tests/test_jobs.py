@@ -1,0 +1,92 @@
+"""``bench --jobs N``: cells compile side by side while one at a time has the device (devicelock).
+On CPU with real Inductor compiles: the overlapped run generates the very code of the serial one,
+no two cells ever time at once, and a model's rows start only after its `all`."""
+import itertools
+import json
+import multiprocessing
+import os
+import time
+
+from test_bench import SUITE, bench
+
+from inductor_ablate.bench.devicelock import DeviceLock
+
+
+def _cells(path):
+    with open(path) as f:
+        return {(c["model"], c["config"]): c for c in json.load(f)["cells"]}
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_jobs_overlap_compiles_keep_timing_to_one_cell_and_change_no_code(tmp_path):
+    args = ("bench", "--suite", SUITE, "--models", "tiny,tiny2", "--configs", "all,no-inlining,no-fusion",
+            "--repeat", "3")
+    serial, overlapped = tmp_path / "serial.json", tmp_path / "overlapped.json"
+    proc = bench(*args, "--json", str(serial), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = bench(*args, "--jobs", "3", "--json", str(overlapped), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "--jobs 3 on CPU" in proc.stderr and "waiting for the device" in proc.stdout
+    one, many = _cells(serial), _cells(overlapped)
+    assert set(one) == set(many) and len(many) == 6
+    assert {k: c["code_hash"] for k, c in one.items()} == {k: c["code_hash"] for k, c in many.items()}
+    assert json.load(open(overlapped))["meta"]["jobs"] == 3 and json.load(open(serial))["meta"]["jobs"] == 1
+    rows = list(many.values())
+    for a, b in itertools.combinations(rows, 2):  # the device to one cell at a time
+        assert not _overlap(a["timed_at"], b["timed_at"]), (a["model"], a["config"], b["model"], b["config"])
+    assert any(_overlap(a["ran_at"], b["ran_at"]) for a, b in itertools.combinations(rows, 2))  # side by side
+    for model in ("tiny", "tiny2"):  # a model's rows reuse its `all`'s caches: they start once it ended
+        lead = many[(model, "all")]
+        assert lead["cache"] == "cold"
+        for config in ("no-inlining", "no-fusion"):
+            assert many[(model, config)]["ran_at"][0] >= lead["ran_at"][1] - 0.01
+            assert many[(model, config)]["cache"] == "warm"
+    # each compile took the device back for its own device work (freezing, the compiled graph's first run)
+    assert all(c["compile_holds"] >= 1 and c["wait_s"] >= 0 for c in rows)
+    assert all("wait_s" not in c for c in one.values())
+
+
+def _hold(path, seconds, ready, released=None):
+    lock = DeviceLock(path)
+    with lock.hold():
+        ready.set()
+        time.sleep(seconds)
+        if released is not None:
+            released.value = time.time()
+
+
+def test_a_compile_waits_for_the_device_only_to_benchmark(tmp_path):
+    """Another process holds the device for 1.5 s.  A compiling cell goes on with what needs no
+    device at once; Inductor's benchmarker (autotuning) waits for the device, and the wait is
+    counted.  And a cell that compiles lets go of the device it held, so another can time."""
+    from torch._inductor.runtime.benchmarking import benchmarker
+
+    path = str(tmp_path / "device.lock")
+    ctx = multiprocessing.get_context("spawn")
+    ready, released = ctx.Event(), ctx.Value("d", 0.0)
+    lock = DeviceLock(path)
+    with lock.compiling():
+        other = ctx.Process(target=_hold, args=(path, 1.5, ready, released))
+        other.start()
+        assert ready.wait(60)
+        t0 = time.perf_counter()
+        sum(range(1000))  # compiling: no device needed, no wait
+        free = time.perf_counter() - t0
+        benchmarker.benchmark_cpu(lambda: sum(range(100)), warmup=1, rep=1)
+        benched = time.time()
+    other.join()
+    assert free < 0.5 and benched >= released.value > 0, (free, benched, released.value)
+    assert lock.wait_s >= 0.5 and lock.bench_wait_s == lock.wait_s and lock.compile_holds == 1
+    # the other way round: this process holds the device, then compiles; the other one gets it meanwhile
+    ready = ctx.Event()
+    with lock.hold():
+        other = ctx.Process(target=_hold, args=(path, 0.1, ready))
+        other.start()
+        assert not ready.wait(1.0)  # held here: it waits
+        with lock.compiling():
+            assert ready.wait(60)  # compiling here: it got the device
+        other.join()
+    assert lock.depth == 0 and lock.fd is None and os.path.exists(path)
