@@ -47,6 +47,9 @@ def test_jobs_overlap_compiles_keep_timing_to_one_cell_and_change_no_code(tmp_pa
     # each compile took the device back for its own device work (freezing, the compiled graph's first run)
     assert all(c["compile_holds"] >= 1 and c["wait_s"] >= 0 for c in rows)
     assert all("wait_s" not in c for c in one.values())
+    proc = bench("report", "--markdown", "--table", "cost", str(overlapped), str(serial), tmp_path=tmp_path)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("| cpu |")]
+    assert proc.returncode == 0 and [line.split(" | ")[1:3] for line in lines] == [["3", "6"], ["1", "6"]], proc.stdout
 
 
 def _hold(path, seconds, ready, released=None):

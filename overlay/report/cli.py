@@ -13,11 +13,12 @@ def build(paths: list[str], baseline: str = "pooled") -> tuple[list[dict], list]
 
     sections, splits = [], []
     for path in paths:
-        cells = read_results_file(path)["cells"]
+        data = read_results_file(path)
+        cells = data["cells"]
         if not cells:
             raise UsageError(f"{path}: a results file with no cells: nothing to report")
         for group in views.groups(cells).values():
-            sections.append(views.section(group, baseline))
+            sections.append({**views.section(group, baseline), "cost": views.cost(group, data.get("meta") or {})})
             splits.append(views.profile_split(group))
     return sections, splits
 

@@ -95,14 +95,29 @@ def split(result: dict) -> str:
     return "\n".join(lines)
 
 
-TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split")
+def cost(sec: dict) -> str:
+    """What the run cost (views.cost): one row, seconds summed over its cells."""
+    c = sec["cost"]
+    secs = lambda v: "-" if v is None else f"{v:.0f}"  # noqa: E731
+    eager = "-" if c["shortest_eager"] is None else f"{c['shortest_eager'][0]:.2f} ms ({c['shortest_eager'][1]})"
+    over = "-" if c["overhead_median_s"] is None else f"{c['overhead_median_s']:.1f} / {c['overhead_max_s']:.1f}"
+    head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune", "compile (rest)", "timing",
+            "waiting for the device", "set-up + eager reference", "process start",
+            "start + set-up per cell s (median / max)", "shortest eager step"]
+    cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
+            secs(c["autotune_s"]), secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]), secs(c["setup_s"]),
+            secs(c["start_s"]), over, eager]
+    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head), "| " + " | ".join(cols) + " |"])
+
+
+TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "cost")
 
 
 def table(name: str, sec: dict, result) -> str:
     if name == "split":
         return split(result) if result else "(no kernel profiles in this file)"
     return {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model,
-            "kernels": kernels}[name](sec)
+            "kernels": kernels, "cost": cost}[name](sec)
 
 
 def document(sections: list[dict], splits: list) -> str:
