@@ -10,9 +10,15 @@ does not favour one:
   overlay-cold the same with an empty code cache (first run after install or after a torch upgrade)
 Also the start-up cost of the hook itself: `python -c pass` with and without an INDUCTOR_* variable.
 
+With ``--cells``: what a bench cell costs beyond compiling and timing (process start, model set-up,
+eager reference), the same cells run twice side by side: each cell importing the suite's packages
+itself, then with bench's forkserver preloading them (bench's way).
+
     python scripts/bench_overhead.py [--rounds 7]
+    python scripts/bench_overhead.py --cells [--suite hf --models distilbert,t5_small_encoder --device cpu]
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -41,6 +47,44 @@ print(dt, patch_ms / 1000)
 """
 
 
+CELLS = """
+import sys
+import inductor_ablate.bench.runner as runner
+if sys.argv[1] == "no-preload":  # the forkserver reads another variable: it preloads torch and Inductor only
+    runner.PRELOAD_ENV = "ABLATE_BENCH_COST_UNUSED"
+from inductor_ablate.bench.cli import bench_main
+sys.exit(bench_main(sys.argv[2:]))
+"""
+
+
+def cells(args) -> int:
+    """``--cells``: each cell's process start + model set-up, without and with the preload."""
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for variant in ("no-preload", "preload"):
+            path = os.path.join(tmp, f"{variant}.json")
+            proc = subprocess.run([sys.executable, "-c", CELLS, variant, "--suite", args.suite, "--models", args.models,
+                                   "--configs", args.configs, "--device", args.device, "--repeat", "3", "--jobs", "1",
+                                   "--json", path, "--no-progress"], capture_output=True, text=True)
+            if proc.returncode not in (0, 1):
+                print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
+                return proc.returncode
+            with open(path) as f:
+                results[variant] = {(c["model"], c["config"]): c for c in json.load(f)["cells"] if c["status"] == "ok"}
+            if not results[variant]:
+                print(f"{variant}: no cell ran ok\n{proc.stdout[-2000:]}", file=sys.stderr)
+                return 1
+    print(f"{'cell':<34} {'no preload s':>13} {'preload s':>10}   (process start + model set-up)")
+    cost = lambda c: c["wall_s"] - c["cell_s"] + c["setup_s"]  # noqa: E731
+    for key in results["preload"]:
+        if key in results["no-preload"]:
+            print(f"{' / '.join(key):<34} {cost(results['no-preload'][key]):>13.2f} {cost(results['preload'][key]):>10.2f}")
+    medians = {v: statistics.median(cost(c) for c in rows.values()) for v, rows in results.items()}
+    print(f"{'median':<34} {medians['no-preload']:>13.2f} {medians['preload']:>10.2f}   "
+          f"(preload saves {medians['no-preload'] - medians['preload']:.2f} s a cell)")
+    return 0
+
+
 def sample(variant: str, cache_dir: str) -> tuple[float, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_")}
     if variant != "stock":
@@ -65,7 +109,14 @@ def main() -> int:
 
     parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--cells", action="store_true", help="a bench cell's cost beyond compiling and timing instead")
+    parser.add_argument("--suite", default="hf")
+    parser.add_argument("--models", default="distilbert,t5_small_encoder")
+    parser.add_argument("--configs", default="all,no-fusion")
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    if args.cells:
+        return cells(args)
     if args.rounds < 1:
         parser.error(f"--rounds {args.rounds}: expected 1 or more")
     cache_dir = tempfile.mkdtemp(prefix="ia-overhead-")
