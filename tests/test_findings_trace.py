@@ -97,3 +97,11 @@ def test_a_stale_table_fails_the_check_and_fill_rewrites_it(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "inductor_ablate", "report", "--fill", str(doc)],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "not 'bench --fresh'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_docs_stay_within_their_size_limits():
+    """A reader in a hurry: README at most 8,000 characters, findings 30,000, bench 20,000,
+    correctness 15,000 (longer detail belongs in docs/results/, not in the pages people read)."""
+    limits = {"README.md": 8000, "docs/findings.md": 30000, "docs/bench.md": 20000, "docs/correctness.md": 15000}
+    sizes = {doc: len(open(os.path.join(ROOT, doc), encoding="utf-8").read()) for doc in limits}
+    assert all(sizes[doc] <= limit for doc, limit in limits.items()), sizes
