@@ -93,3 +93,18 @@ def test_a_compile_waits_for_the_device_only_to_benchmark(tmp_path):
             assert ready.wait(60)  # compiling here: it got the device
         other.join()
     assert lock.depth == 0 and lock.fd is None and os.path.exists(path)
+
+
+def test_default_jobs_and_the_timing_core():
+    """CPU: one cell at a time (compiles would take the cores it is timed on).  CUDA: from this
+    process's cores and the memory, 1 to 4; with 2+ jobs the timing cell gets a core no compile uses."""
+    from inductor_ablate.bench.runner import _cores, default_jobs
+
+    assert default_jobs("cpu") == 1 and 1 <= default_jobs("cuda") <= 4
+    assert _cores("cuda", 1) == {} and _cores("cpu", 4) == {}
+    cores = sorted(os.sched_getaffinity(0))
+    split = _cores("cuda", 2)
+    if len(cores) >= 4:
+        assert split["timing_cores"] == cores[:1] and split["compile_cores"] == cores[1:]
+    else:
+        assert split == {}

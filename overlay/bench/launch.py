@@ -40,9 +40,16 @@ def job_argv(argv: list[str], **options) -> list[str]:
 
 class BenchJob:
     """One job: ``python -m inductor_ablate bench ARGV``.  On a time limit or preemption submitit
-    calls ``checkpoint`` and submits the same job again, which resumes its part file."""
+    calls ``checkpoint`` and submits the same job again, which resumes its part file.  ``cores``: the
+    CPUs the job keeps to (``--launcher local``: the machine's split between its GPUs' jobs, so that
+    one job's compiles never run on the core another job times on)."""
+
+    def __init__(self, cores: list[int] | None = None):
+        self.cores = cores
 
     def __call__(self, argv: list[str]) -> int:
+        if self.cores:
+            os.sched_setaffinity(0, self.cores)  # the bench and its cells inherit it
         rc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bench", *argv]).returncode
         if rc not in (0, 1):  # 1: every cell ran, some with an error row (a result, kept in the file)
             raise RuntimeError(f"bench exited {rc}")
@@ -51,7 +58,7 @@ class BenchJob:
     def checkpoint(self, argv: list[str]):
         import submitit
 
-        return submitit.helpers.DelayedSubmission(BenchJob(), argv)
+        return submitit.helpers.DelayedSubmission(BenchJob(self.cores), argv)
 
 
 def _submitit():
@@ -142,12 +149,15 @@ def launch(args, argv: list[str], models: list[str], device: str, path: str, mer
         if args.gpus_per_job not in (None, 1) and cuda:
             raise UsageError("--launcher local runs one job per GPU: --gpus-per-job takes 1 there")
         parts = {k: os.path.join(folder, f"part-{k}of{lanes}.json") for k in range(lanes)}
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        share = len(cores) // lanes
         jobs = []
         for k, part in parts.items():
             executor = submitit.AutoExecutor(folder=os.path.join(folder, "logs"), cluster="local")
             executor.update_parameters(timeout_min=args.time or 24 * 60, gpus_per_node=1 if cuda else 0,
                                        **({"visible_gpus": [k]} if cuda else {}))
-            jobs.append(executor.submit(BenchJob(), job_argv(argv, models=",".join(models), json=part,
+            job = BenchJob(cores[k * share:(k + 1) * share] if cuda and lanes > 1 and share else None)
+            jobs.append(executor.submit(job, job_argv(argv, models=",".join(models), json=part,
                                                              total_partitions=lanes, partition_id=k)))
         print(f"started {lanes} local job(s), {'one per GPU' if cuda else 'on the CPU'}; logs: {folder}/logs",
               flush=True)

@@ -118,7 +118,11 @@ def default_jobs(device: str) -> int:
         memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
     except (ValueError, OSError):
         memory_gib = 16
-    return max(1, min(4, (os.cpu_count() or 1) // 4, int(memory_gib // 16)))
+    try:  # the cores this process may use: a Slurm job's allocation, a local launcher job's share
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores // 4, int(memory_gib // 16)))
 
 
 def _cores(device: str, jobs: int) -> dict:
