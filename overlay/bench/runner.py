@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import random
 import shutil
@@ -89,13 +90,46 @@ def _context(device: str, suite: str):
     """A forkserver that has already imported torch, Inductor, the overlay and the suite's packages
     (transformers, timm, torchvision: seconds each), and probed the CPU's vector ISA (about 9 s of
     g++ runs on a 2-core machine): every cell is a fresh process (its own Inductor state and cache
-    directory) without paying those again.  On CUDA too: none of it initializes CUDA (checked on an
-    H100: torch.cuda.is_initialized() is False after it), which a forked child could not initialize
-    again."""
+    directory) without paying those again.
+
+    On CUDA nothing in the server may initialize CUDA, or every forked cell fails with "Cannot
+    re-initialize CUDA in forked subprocess".  torch.cuda.is_available(), asked while Inductor is
+    imported, counts devices through the CUDA runtime, which does; through NVML it does not (same
+    answer).  A probe forked from the server checks it; where CUDA was touched all the same, the
+    server is started again with torch alone preloaded and each cell imports the rest itself."""
     os.environ[PRELOAD_ENV] = suite  # the forkserver starts with this environment (bench.warm reads it)
+    if device.startswith("cuda"):
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["inductor_ablate.bench.warm"])
+    if device.startswith("cuda") and not _forks_can_use_cuda(ctx):
+        multiprocessing.forkserver._forkserver._stop()  # the next Process starts a fresh server
+        ctx.set_forkserver_preload(["torch"])
+        print("note: preloading Inductor initialized CUDA here, so each cell imports it itself (slower cells)",
+              file=sys.stderr, flush=True)
     return ctx
+
+
+def _probe(conn) -> None:
+    import torch
+
+    conn.send(not torch.cuda._is_in_bad_fork())
+    conn.close()
+
+
+def _forks_can_use_cuda(ctx) -> bool:
+    """Whether a process forked from ``ctx``'s server may initialize CUDA (starts the server)."""
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_probe, args=(child,))
+    proc.start()
+    child.close()
+    try:
+        return bool(parent.recv()) if parent.poll(600) else False
+    except EOFError:
+        return False
+    finally:
+        proc.join(5)
+        _stop(proc)
 
 
 def cache_dirs(root: str, cell: dict, shared: bool, make: bool = True) -> tuple[str, str | None]:
