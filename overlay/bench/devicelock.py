@@ -44,7 +44,11 @@ class DeviceLock:
 
     def _release(self) -> None:
         self.depth -= 1
-        if self.depth == 0 and self.fd is not None:
+        if self.depth == 0:
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self.fd is not None:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
@@ -62,10 +66,7 @@ class DeviceLock:
         """Let go of the device for the compile inside the block, taking it back for the compile's
         own device work (see the module's docstring)."""
         depth, self.depth = self.depth, 0
-        if depth and self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        self._unlock()
         self._compiling = True
         try:
             with contextlib.ExitStack() as stack:

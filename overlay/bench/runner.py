@@ -283,22 +283,20 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         soonest = min(f.started + timeout for f in flights.values())
         for conn in multiprocessing.connection.wait(list(flights), timeout=max(0.0, soonest - now)):
             flight = flights[conn]
-            base_row = {k: flight.cell[k] for k in (*KEY_FIELDS, "cell_repeat") if k in flight.cell}
             try:
                 row = conn.recv()
             except EOFError:
                 flight.proc.join(5)
                 code = flight.proc.exitcode
-                row = {**base_row, "status": "error", "message": "cell process died without a result" +
+                row = {**_key_of(flight.cell), "status": "error", "message": "cell process died without a result" +
                        (f" (exit code {code})" if code not in (0, None) else "")}
             row["wall_s"] = round(time.perf_counter() - flight.started, 2)  # its exit overlaps what comes next
             exiting.append(flight.proc)
             land(flight, row)
         for flight in [f for f in flights.values() if time.perf_counter() - f.started >= timeout]:
             _stop(flight.proc)
-            row = {k: flight.cell[k] for k in (*KEY_FIELDS, "cell_repeat") if k in flight.cell}
-            row.update(status="error", message=f"{TIMED_OUT} {timeout:.0f} s", wall_s=round(timeout, 2))
-            land(flight, row)
+            land(flight, {**_key_of(flight.cell), "status": "error", "message": f"{TIMED_OUT} {timeout:.0f} s",
+                          "wall_s": round(timeout, 2)})
         for proc in [p for p in exiting if not p.is_alive()]:
             proc.join()
             exiting.remove(proc)
@@ -372,6 +370,11 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         if owned and (finished or caches == "isolated"):
             shutil.rmtree(cache_root, ignore_errors=True)
     return rows
+
+
+def _key_of(cell: dict) -> dict:
+    """The fields that name a cell, for a row its process did not write."""
+    return {k: cell[k] for k in (*KEY_FIELDS, "cell_repeat") if k in cell}
 
 
 def _stop(proc) -> None:
