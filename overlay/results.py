@@ -130,6 +130,17 @@ def earlier_cuts(path: str | None) -> list[dict]:
     return all_cuts(read_results_file(path, RESUME_HINT).get("meta"))
 
 
+def earlier_pieces(path: str | None) -> list[dict]:
+    """The runs (pieces) that filled a results file before this one: each one's start and wall
+    seconds.  A study stopped by a job's time limit and resumed is one study; its wall is their sum."""
+    if not path or not os.path.exists(path):
+        return []
+    meta = read_results_file(path, RESUME_HINT).get("meta") or {}
+    if meta.get("pieces"):
+        return list(meta["pieces"])
+    return [{"started": meta.get("started"), "wall_s": meta["wall_s"]}] if meta.get("wall_s") else []
+
+
 def save_results(path: str, rows: dict, meta: dict, summary: list | None = None) -> None:
     """Atomically; ``summary`` (the report's rows, with intervals) is added at the end of a run."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

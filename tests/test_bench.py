@@ -163,6 +163,11 @@ def test_matrix_accuracy_failure_na_rows_and_resume(tmp_path):
                  "all,no-fusion,no-cudagraphs", "--json", str(results), tmp_path=tmp_path)
     assert "6 of 6 cells already in" in proc.stderr
     assert cells(results)[("tiny", "all")]["marker"] == "kept"
+    # a resumed study is one study: its wall is the sum of its runs' walls
+    meta = json.loads(results.read_text())["meta"]
+    assert len(meta["pieces"]) == 2 and meta["pieces"][0]["wall_s"] > 0, meta["pieces"]  # the second ran nothing
+    assert meta["wall_s"] == round(sum(p["wall_s"] for p in meta["pieces"]), 1) and meta["gpus"] == 0
+    assert f"{meta['wall_s']:.0f} s in 2 runs" in proc.stdout
 
 
 def test_shards_then_merge(tmp_path):
@@ -249,6 +254,8 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
     assert "interrupted (SIGTERM): 1 cells saved" in err and "the same command resumes" in err
     assert cells(results)[("tiny", "all")]["status"] == "ok"
     cut = json.loads(results.read_text())["meta"]["cuts"]  # what prices the hanging cell next time
+    piece, = json.loads(results.read_text())["meta"]["pieces"]  # the interrupted run's wall counts too
+    assert piece["wall_s"] >= cells(results)[("tiny", "all")]["wall_s"], piece
     assert [(c["model"], c["config"], c["cache"]) for c in cut] == [("sleepy", "all", "cold")] and cut[0]["cut_s"] >= 0
     # priced as --estimate would (from the history and tiny's cell of this run), with nearly all of the budget left
     assert cut[0]["priced_s"] > 0 and 2000 < cut[0]["left_s"] <= 3000, cut

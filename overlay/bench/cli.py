@@ -297,7 +297,8 @@ def bench_main(argv) -> int:
                 cpus=os.cpu_count(), repeat=repeat, warmup=args.warmup, started=time.strftime("%Y-%m-%d %H:%M:%S"),
                 shard=f"{args.shard[0]}/{args.shard[1]}", cpu_templates=args.cpu_templates, base=args.base, argv=sys.argv,
                 cell_repeats=args.cell_repeats, caches=args.caches, jobs=jobs,
-                skip_done=args.skip_done, picks=args.picks, profile=args.profile)
+                skip_done=args.skip_done, picks=args.picks, profile=args.profile,
+                gpus=1 if device.startswith("cuda") else 0)
     # a resumed file keeps one device's cells; cells done on another device are not done here
     earlier = ([(path, f"resuming --json {path} here")] if not args.fresh and os.path.exists(path) else []) + [
         (done, f"leaving out the cells of --skip-done {done} here") for done in _names("--skip-done", args.skip_done) or []]
@@ -323,7 +324,8 @@ def bench_main(argv) -> int:
         why = f"stopped for --budget: {exc}" if isinstance(exc, BudgetSpent) else f"interrupted ({str(exc) or 'SIGINT, Ctrl-C'})"
         print(f"\n{why}: {done} cells saved in {path}; the same command resumes", file=sys.stderr)
         return 130
-    meta["wall_s"] = round(time.perf_counter() - t0, 1)
+    meta["pieces"][-1]["wall_s"] = this_run = round(time.perf_counter() - t0, 1)
+    meta["wall_s"] = round(sum(p["wall_s"] for p in meta["pieces"]), 1)  # a resumed study: all its runs
     wanted = {cell_key(c) for c in cells}
     mine = [r for k, r in rows.items() if k in wanted]
     summary = _emit(mine, args)
@@ -333,7 +335,8 @@ def bench_main(argv) -> int:
     print(f"\n{report.time_split(mine, meta['wall_s'])}")
     print(report.same_code_spread(mine))
     print(report.eager_spread(mine))
-    print(f"results: {path}  ({len(mine)} cells, this run {meta['wall_s']:.0f} s)")
+    pieces = f"; {meta['wall_s']:.0f} s in {len(meta['pieces'])} runs" if len(meta["pieces"]) > 1 else ""
+    print(f"results: {path}  ({len(mine)} cells, this run {this_run:.0f} s{pieces})")
     _write_page(path, args.baseline)
     return 0 if all(r["status"] in ("ok", "n/a") for r in mine) else 1
 

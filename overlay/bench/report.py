@@ -473,6 +473,8 @@ def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]]
             if key not in cells or cells[key]["status"] != "ok":
                 cells[key] = {**c, "from_file": path} if pool else c
     meta = {"merged_from": paths, "parts": metas}
+    if any("gpus" in m for m in metas):  # one count per part: the GPUs its jobs held
+        meta["gpus"] = sum(m.get("gpus", 0) for m in metas)
     if leave_out:
         meta["left_out"] = [f"{path}:{model}" for path, model in leave_out]
     return {"meta": meta, "cells": list(cells.values())}

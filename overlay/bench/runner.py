@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from ..results import KEY_FIELDS, cell_key, earlier_cuts, kept_on_resume, read_results_file, save_results
+from ..results import KEY_FIELDS, cell_key, earlier_cuts, earlier_pieces, kept_on_resume, read_results_file, save_results
 from .configs import by_name
 from .estimate import Budget, BudgetSpent
 from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
@@ -201,9 +201,17 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     its picks there (``cache`` "seeded" instead of "cold"), and every cell's picks are saved there
     after it.  ``base``: ``bench --base``, a row whose Inductor settings every cell also takes.
     A cell that a time limit stops (a call's end, ``timeout``) is added to ``meta["cuts"]``, kept
-    across resumes, with how far it got: it prices that cell from then on (``estimate.Prices``)."""
+    across resumes, with how far it got: it prices that cell from then on (``estimate.Prices``).
+    ``meta["pieces"]``: this run's start and wall seconds after the earlier runs' (a resumed study's
+    wall is their sum), kept current at every save, so that an interrupted run counts too."""
     rows = kept_on_resume(results_path)
     meta["cuts"] = earlier_cuts(results_path)
+    t0, piece = time.perf_counter(), {"started": meta.get("started"), "wall_s": 0.0}
+    meta["pieces"] = earlier_pieces(results_path) + [piece]
+
+    def save() -> None:
+        piece["wall_s"] = round(time.perf_counter() - t0, 1)
+        save_results(results_path, rows, meta)
     pricer = None
     if budget is not None and cells:
         pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"], meta["cuts"])
@@ -219,7 +227,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
             todo.append(cell)
     if len(todo) < len(cells):
         print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
-    save_results(results_path, rows, meta)
+    save()
     bar = _progress(len(todo), progress)
     ctx = _context(todo[0]["device"], todo[0]["suite"]) if todo else None
     owned = cache_root is None  # ours to delete once every cell is done; a --cache-dir is the user's
@@ -269,11 +277,11 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                                             f"of --budget left at its start)")
                 print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
                       f"{cut_s:.0f} s into its process{at}", file=sys.stderr, flush=True)
-                save_results(results_path, rows, meta)
+                save()
                 return
         row["cache"] = state
         rows[cell_key(cell)] = row
-        save_results(results_path, rows, meta)
+        save()
         shutil.rmtree(flight.artifact_dir, ignore_errors=True)
         bar.update(1)
 
@@ -367,6 +375,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
             proc.join(5)
             _stop(proc)
         bar.close()
+        save()  # this piece's wall to its end
         if owned and (finished or caches == "isolated"):
             shutil.rmtree(cache_root, ignore_errors=True)
     return rows
