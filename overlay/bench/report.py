@@ -334,33 +334,53 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
     return "\n".join(lines)
 
 
+def cost(cells: list[dict], meta: dict | None = None) -> dict:
+    """What the cells cost, in seconds summed over them: autotuning, the rest of compiling, timing,
+    waiting for the device (``--jobs``), model set-up (build, inputs, the eager reference), other
+    in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
+    + set-up; the shortest eager step of a model; the run's wall and jobs from ``meta``.  The one
+    split that the end of a run prints (``time_split``) and ``report --table cost`` shows."""
+    meta = meta or {}
+    ran = [c for c in cells if "cell_s" in c]
+    total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
+    start = [(c.get("wall_s") or c["cell_s"]) - c["cell_s"] for c in ran]
+    overhead = sorted(s + (c.get("setup_s") or 0) for s, c in zip(start, ran))
+    eager: dict = {}
+    for c in cells:
+        if c.get("status") == "ok" and c.get("eager_ms"):
+            eager.setdefault(c["model"], []).append(c["eager_ms"])
+    died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
+    return {"device": meta.get("device_name"), "jobs": meta.get("jobs", 1), "wall_s": meta.get("wall_s"),
+            "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died, "autotune_s": total("autotune_s"),
+            "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),
+            "wait_s": total("wait_s"), "setup_s": total("setup_s"),
+            "other_s": total("cell_s") - total("compile_s") - total("timing_s") - total("setup_s") - total("wait_s"),
+            "start_s": sum(start), "died_s": died,
+            "overhead_median_s": statistics.median(overhead) if overhead else None,
+            "overhead_max_s": overhead[-1] if overhead else None,
+            "shortest_eager": min(((statistics.median(v), m) for m, v in eager.items()), default=None)}
+
+
 def time_split(cells: list[dict], wall_s: float | None = None) -> str:
-    """Where the cells' time went: autotuning, the rest of compiling, timing, model set-up (build,
-    inputs, the eager reference), other in-cell work (accuracy check, census), and process start and
-    exit; then cold (a model's first cell, empty cache) against warm compiles."""
+    """``cost`` as the lines a run ends with; then cold (a model's first cell, empty cache) against
+    warm compiles."""
     ran = [c for c in cells if "cell_s" in c]
     if not ran:
         return "time split: no cell ran"
-    total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
-    autotune, compile_s, timing, setup, cell, wait = (total(k) for k in ("autotune_s", "compile_s", "timing_s", "setup_s",
-                                                                         "cell_s", "wait_s"))
-    process = sum((c.get("wall_s") or c["cell_s"]) - c["cell_s"] for c in ran)
-    other = cell - compile_s - timing - setup - wait
-    parts = [("autotune", autotune), ("compile (rest)", compile_s - autotune), ("timing", timing),
-             ("model set-up + eager reference", setup), ("accuracy check, census, other", other),
-             ("process start", process)]
-    if wait:  # bench --jobs: cells waiting while another had the device
-        parts.insert(3, ("waiting for the device", wait))
-    died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
-    if died:
-        parts.append(("cells that died or timed out", died))
-    busy = cell + process + died
+    k = cost(cells)
+    parts = [("autotune", k["autotune_s"]), ("compile (rest)", k["compile_s"]), ("timing", k["timing_s"]),
+             ("model set-up + eager reference", k["setup_s"]), ("accuracy check, census, other", k["other_s"]),
+             ("process start", k["start_s"])]
+    if k["wait_s"]:  # bench --jobs: cells waiting while another had the device
+        parts.insert(3, ("waiting for the device", k["wait_s"]))
+    if k["died_s"]:
+        parts.append(("cells that died or timed out", k["died_s"]))
+    busy = k["busy_s"]
     line = "time split over {} cells ({:.0f} s of cell processes{}): ".format(
         len(ran), busy, f"; run wall {wall_s:.0f} s" if wall_s else "")
     line += ", ".join(f"{name} {secs:.0f} s ({100 * secs / busy:.0f}%)" for name, secs in parts)
-    overhead = [(c.get("wall_s") or c["cell_s"]) - c["cell_s"] + (c.get("setup_s") or 0) for c in ran]
     line += (f"\nper cell beyond compiling and timing: process start + model set-up median "
-             f"{statistics.median(overhead):.1f} s, at most {max(overhead):.1f} s")
+             f"{k['overhead_median_s']:.1f} s, at most {k['overhead_max_s']:.1f} s")
     states = [(state, what, [c["compile_s"] for c in ran if c.get("cache") == state and c.get("compile_s") is not None])
               for state, what in (("cold", "a model's first, empty cache"),
                                   ("seeded", "a model's first, from --picks' autotuning picks"),

@@ -102,11 +102,11 @@ def cost(sec: dict) -> str:
     eager = "-" if c["shortest_eager"] is None else f"{c['shortest_eager'][0]:.2f} ms ({c['shortest_eager'][1]})"
     over = "-" if c["overhead_median_s"] is None else f"{c['overhead_median_s']:.1f} / {c['overhead_max_s']:.1f}"
     head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune", "compile (rest)", "timing",
-            "waiting for the device", "set-up + eager reference", "process start",
+            "waiting for the device", "set-up + eager reference", "accuracy check, other", "process start",
             "start + set-up per cell s (median / max)", "shortest eager step"]
     cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
             secs(c["autotune_s"]), secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]), secs(c["setup_s"]),
-            secs(c["start_s"]), over, eager]
+            secs(c["other_s"]), secs(c["start_s"]), over, eager]
     return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head), "| " + " | ".join(cols) + " |"])
 
 

@@ -142,25 +142,8 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
             "has_paper": bool(paper)}
 
 
-def cost(cells: list[dict], meta: dict) -> dict:
-    """What the run cost: its wall time and jobs (from the file's meta), the cells' seconds split
-    (autotune, the rest of compiling, timing, waiting for the device under ``--jobs``, set-up,
-    process start), each cell's start + set-up, and the shortest eager step of a model."""
-    ran = [c for c in cells if "cell_s" in c]
-    total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
-    start = [(c.get("wall_s") or c["cell_s"]) - c["cell_s"] for c in ran]
-    overhead = sorted(s + (c.get("setup_s") or 0) for s, c in zip(start, ran))
-    eager: dict = {}
-    for c in cells:
-        if c.get("status") == "ok" and c.get("eager_ms"):
-            eager.setdefault(c["model"], []).append(c["eager_ms"])
-    shortest = min(((statistics.median(v), m) for m, v in eager.items()), default=None)
-    return {"device": meta.get("device_name"), "jobs": meta.get("jobs", 1), "wall_s": meta.get("wall_s"),
-            "cells": len(ran), "busy_s": total("cell_s") + sum(start), "autotune_s": total("autotune_s"),
-            "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),
-            "wait_s": total("wait_s"), "setup_s": total("setup_s"), "start_s": sum(start),
-            "overhead_median_s": statistics.median(overhead) if overhead else None,
-            "overhead_max_s": overhead[-1] if overhead else None, "shortest_eager": shortest}
+#: What a run cost (``report --table cost``): the split its end printed.
+cost = report.cost
 
 
 def profile_split(cells: list[dict], top: int = 8) -> dict | None:
