@@ -64,6 +64,10 @@ def test_markdown_holds_the_same_figures_as_the_page(h200_page):
     speedup, kept = (c.strip() for c in headline[0].split("|")[3:5])
     assert speedup.endswith("]") and speedup in html and kept.rstrip("*") in html
     assert md.startswith("## real suite, cuda, bfloat16, inference") and "| row | bert_base |" in md
+    # what the run cost: the same seconds on the page as in the cost table
+    cost = _cli("report", H200, "--markdown", "--table", "cost").stdout.strip().splitlines()[-1].split("|")
+    cells, busy, autotune = cost[3].strip(), cost[5].strip(), cost[6].strip()
+    assert f'<p class="cost">{cells} cells on NVIDIA H200' in html and f"; {busy} s of cell processes: autotune {autotune} s" in html
 
 
 def test_profiles_and_a_decision_log_add_the_split_and_remarks(tmp_path):

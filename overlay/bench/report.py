@@ -350,7 +350,7 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
         if c.get("status") == "ok" and c.get("eager_ms"):
             eager.setdefault(c["model"], []).append(c["eager_ms"])
     died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
-    return {"device": meta.get("device_name"), "jobs": meta.get("jobs", 1), "wall_s": meta.get("wall_s"),
+    return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": meta.get("wall_s"),
             "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died, "autotune_s": total("autotune_s"),
             "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),
             "wait_s": total("wait_s"), "setup_s": total("setup_s"),
