@@ -338,7 +338,8 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
     """What the cells cost, in seconds summed over them: autotuning, the rest of compiling, timing,
     waiting for the device (``--jobs``), model set-up (build, inputs, the eager reference), other
     in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
-    + set-up; the shortest eager step of a model; the run's wall and jobs from ``meta``.  The one
+    + set-up; the shortest eager step of a model; the run's wall (an interrupted run's too, from its
+    pieces) and jobs from ``meta``.  The one
     split that the end of a run prints (``time_split``) and ``report --table cost`` shows."""
     meta = meta or {}
     ran = [c for c in cells if "cell_s" in c]
@@ -350,7 +351,8 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
         if c.get("status") == "ok" and c.get("eager_ms"):
             eager.setdefault(c["model"], []).append(c["eager_ms"])
     died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
-    return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": meta.get("wall_s"),
+    wall = meta.get("wall_s") or (sum(p["wall_s"] for p in meta["pieces"]) if meta.get("pieces") else None)
+    return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": wall,
             "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died, "autotune_s": total("autotune_s"),
             "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),
             "wait_s": total("wait_s"), "setup_s": total("setup_s"),
