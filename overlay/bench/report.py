@@ -339,8 +339,8 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
     waiting for the device (``--jobs``), model set-up (build, inputs, the eager reference), other
     in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
     + set-up; the shortest eager step of a model; the run's wall (an interrupted run's too, from its
-    pieces) and jobs from ``meta``.  The one
-    split that the end of a run prints (``time_split``) and ``report --table cost`` shows."""
+    pieces) and jobs from ``meta``.  The one split that the end of a run prints (``time_split``) and
+    ``report --table cost`` and the page show."""
     meta = meta or {}
     ran = [c for c in cells if "cell_s" in c]
     total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
