@@ -122,20 +122,22 @@ def kept_on_resume(path: str | None) -> dict:
     return {k: r for k, r in load_results(path).items() if r.get("status") != "error"}
 
 
+def earlier_meta(path: str | None) -> dict:
+    """The meta of the results file a run resumes ({} when there is none yet)."""
+    if not path or not os.path.exists(path):
+        return {}
+    return read_results_file(path, RESUME_HINT).get("meta") or {}
+
+
 def earlier_cuts(path: str | None) -> list[dict]:
     """The cuts a results file records (``all_cuts``): cells a time limit stopped, and how far
     in. A cut leaves no cell (it runs again on resume), so this is what prices it next time."""
-    if not path or not os.path.exists(path):
-        return []
-    return all_cuts(read_results_file(path, RESUME_HINT).get("meta"))
+    return all_cuts(earlier_meta(path))
 
 
-def earlier_pieces(path: str | None) -> list[dict]:
-    """The runs (pieces) that filled a results file before this one: each one's start and wall
+def pieces(meta: dict) -> list[dict]:
+    """The runs (pieces) that filled a results file, from its meta: each one's start and wall
     seconds.  A study stopped by a job's time limit and resumed is one study; its wall is their sum."""
-    if not path or not os.path.exists(path):
-        return []
-    meta = read_results_file(path, RESUME_HINT).get("meta") or {}
     if meta.get("pieces"):
         return list(meta["pieces"])
     return [{"started": meta.get("started"), "wall_s": meta["wall_s"]}] if meta.get("wall_s") else []

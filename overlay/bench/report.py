@@ -8,7 +8,7 @@ import statistics
 
 from ..errors import UsageError
 from .configs import CONFIGS, GROUPS, by_name
-from ..results import bases, cell_key, check_one_base, check_one_device, device_names, read_results_file
+from ..results import bases, cell_key, check_one_base, check_one_device, device_names, pieces, read_results_file
 
 CSV_FIELDS = ["suite", "model", "config", "device", "dtype", "mode", "cell_repeat", "status", "speedup", "baseline", "speedup_pooled",
               "speedup_in_cell", "speedup_p25", "speedup_p75", "eager_ms", "eager_ms_pooled", "eager_ms_fastest", "compiled_ms", "compile_s", "autotune_s", "cache", "graph_cache_hits", "kernels", "fused_nodes", "fusions",
@@ -351,7 +351,7 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
         if c.get("status") == "ok" and c.get("eager_ms"):
             eager.setdefault(c["model"], []).append(c["eager_ms"])
     died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
-    wall = meta.get("wall_s") or (sum(p["wall_s"] for p in meta["pieces"]) if meta.get("pieces") else None)
+    wall = sum(p["wall_s"] for p in pieces(meta)) or None  # an interrupted run's file has no wall_s yet
     return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": wall,
             "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died, "autotune_s": total("autotune_s"),
             "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),

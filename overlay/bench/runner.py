@@ -11,7 +11,8 @@ import sys
 import tempfile
 import time
 
-from ..results import KEY_FIELDS, cell_key, earlier_cuts, earlier_pieces, kept_on_resume, read_results_file, save_results
+from ..results import (KEY_FIELDS, all_cuts, cell_key, earlier_meta, kept_on_resume, pieces, read_results_file,
+                       save_results)
 from .configs import by_name
 from .estimate import Budget, BudgetSpent
 from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
@@ -205,9 +206,10 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     ``meta["pieces"]``: this run's start and wall seconds after the earlier runs' (a resumed study's
     wall is their sum), kept current at every save, so that an interrupted run counts too."""
     rows = kept_on_resume(results_path)
-    meta["cuts"] = earlier_cuts(results_path)
+    earlier = earlier_meta(results_path)
+    meta["cuts"] = all_cuts(earlier)
     t0, piece = time.perf_counter(), {"started": meta.get("started"), "wall_s": 0.0}
-    meta["pieces"] = earlier_pieces(results_path) + [piece]
+    meta["pieces"] = pieces(earlier) + [piece]
 
     def save() -> None:
         piece["wall_s"] = round(time.perf_counter() - t0, 1)
