@@ -101,3 +101,18 @@ def test_bad_input_to_report_is_one_line(tmp_path, case):
     proc = _cli("report", *args)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (proc.returncode, proc.stderr)
     assert not (tmp_path / "p.html").exists()
+
+
+def test_a_noise_floor_of_one_pair_says_it_is_too_thin_to_trust():
+    """README's main command on a GPU runs each cell once: one pair of same-code processes is all the
+    floor it has, and both the run's summary and the Markdown view say so instead of leaning on it."""
+    from inductor_ablate.bench.report import noise_lead
+
+    one_pair = os.path.join(ROOT, "docs", "results", "h100-main-command.json")
+    proc = _cli("report", one_pair, "--markdown", "--table", "noise")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Noise floor: 1 pair of processes") and "Too few pairs to trust" in proc.stdout
+    lead = noise_lead(json.load(open(one_pair))["cells"], [])
+    assert "1 pair)" in lead and "too few pairs to trust" in lead, lead
+    many = _cli("report", H200, "--markdown", "--table", "noise").stdout
+    assert "pairs of processes" in many and "Too few" not in many

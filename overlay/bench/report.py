@@ -547,6 +547,9 @@ def noise_floor(cells) -> dict | None:
     return {"median": statistics.median(diffs), "max": diffs[-1], "pairs": len(diffs)}
 
 
+THIN_NOISE_PAIRS = 3  # fewer same-code pairs than this: the floor is a guess, and the run says so
+
+
 def noise_lead(cells: list[dict], rows: list[dict]) -> str:
     """The first lines of a summary: the noise floor this run measured (same-code processes), and
     which reported changes from `all` are within it, said plainly when all of them are."""
@@ -563,7 +566,10 @@ def noise_lead(cells: list[dict], rows: list[dict]) -> str:
             continue
         within = [r["config"] for r in changed if abs(r["vs_all"]) / base <= noise["median"]]
         text = (f"noise floor ({setting[1]}, {setting[3]}): processes that ran identical code differ in compiled time "
-                f"by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%, {noise['pairs']} pairs)")
+                f"by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%, "
+                f"{noise['pairs']} pair{'s' if noise['pairs'] != 1 else ''})")
+        if noise["pairs"] < THIN_NOISE_PAIRS:
+            text += "; too few pairs to trust: --cell-repeats 2 measures more"
         if changed and len(within) == len(changed):
             text += ("; every change from `all` below is within it: read none of them as an effect without "
                      "--cell-repeats 3 and an interval that excludes zero")

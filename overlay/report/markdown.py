@@ -2,6 +2,10 @@
 made of, so that no figure there is typed by hand."""
 from __future__ import annotations
 
+import os
+
+from ..bench.report import THIN_NOISE_PAIRS
+
 
 def interval(point, lo, hi, digits: int = 2, suffix: str = "") -> str:
     """"1.23x [1.20, 1.26]", or the point and "(no interval)" where there is none to give."""
@@ -17,8 +21,11 @@ def noise_line(sec: dict) -> str:
         return ("Noise floor: not measured (no two processes of a model generated identical code; "
                 "`--cell-repeats 2` gives one).")
     within = [r["config"] for r in sec["rows"] if r["within_noise"]]
-    text = (f"Noise floor: {noise['pairs']} pairs of processes that ran identical code differ in compiled time "
-            f"by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%).")
+    pairs = noise["pairs"]
+    text = (f"Noise floor: {pairs} pair{'s' if pairs != 1 else ''} of processes that ran identical code differ "
+            f"in compiled time by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%).")
+    if pairs < THIN_NOISE_PAIRS:
+        text += " Too few pairs to trust: `--cell-repeats 2` measures more."
     if within:
         text += f" Rows whose share of `all` is within that median of 1: {', '.join(within)}."
     return text
@@ -95,19 +102,24 @@ def split(result: dict) -> str:
     return "\n".join(lines)
 
 
-def cost(sec: dict) -> str:
-    """What the run cost (views.cost): one row, seconds summed over its cells."""
-    c = sec["cost"]
-    secs = lambda v: "-" if v is None else f"{v:.0f}"  # noqa: E731
-    eager = "-" if c["shortest_eager"] is None else f"{c['shortest_eager'][0]:.2f} ms ({c['shortest_eager'][1]})"
-    over = "-" if c["overhead_median_s"] is None else f"{c['overhead_median_s']:.1f} / {c['overhead_max_s']:.1f}"
+def cost(sections: list[dict]) -> str:
+    """What each run cost (views.cost): a row per run, seconds summed over its cells; with several
+    runs, a first column names each one's results file, so runs sit side by side in one table."""
     head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune", "compile (rest)", "timing",
             "waiting for the device", "set-up + eager reference", "accuracy check, other", "process start",
             "start + set-up per cell s (median / max)", "shortest eager step"]
-    cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
-            secs(c["autotune_s"]), secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]), secs(c["setup_s"]),
-            secs(c["other_s"]), secs(c["start_s"]), over, eager]
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head), "| " + " | ".join(cols) + " |"])
+    named = len(sections) > 1
+    lines = ["| " + " | ".join((["results"] if named else []) + head) + " |", "|" + "---|" * (len(head) + named)]
+    for sec in sections:
+        c = sec["cost"]
+        secs = lambda v: "-" if v is None else f"{v:.0f}"  # noqa: E731
+        eager = "-" if c["shortest_eager"] is None else f"{c['shortest_eager'][0]:.2f} ms ({c['shortest_eager'][1]})"
+        over = "-" if c["overhead_median_s"] is None else f"{c['overhead_median_s']:.1f} / {c['overhead_max_s']:.1f}"
+        cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
+                secs(c["autotune_s"]), secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]),
+                secs(c["setup_s"]), secs(c["other_s"]), secs(c["start_s"]), over, eager]
+        lines.append("| " + " | ".join(([os.path.basename(sec.get("path", "-"))] if named else []) + cols) + " |")
+    return "\n".join(lines)
 
 
 TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "cost")
@@ -117,7 +129,7 @@ def table(name: str, sec: dict, result) -> str:
     if name == "split":
         return split(result) if result else "(no kernel profiles in this file)"
     return {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model,
-            "kernels": kernels, "cost": cost}[name](sec)
+            "kernels": kernels, "cost": lambda one: cost([one])}[name](sec)
 
 
 def document(sections: list[dict], splits: list) -> str:
