@@ -18,7 +18,8 @@ def build(paths: list[str], baseline: str = "pooled") -> tuple[list[dict], list]
         if not cells:
             raise UsageError(f"{path}: a results file with no cells: nothing to report")
         for group in views.groups(cells).values():
-            sections.append({**views.section(group, baseline), "cost": views.cost(group, data.get("meta") or {})})
+            sections.append({**views.section(group, baseline), "cost": views.cost(group, data.get("meta") or {}),
+                             "path": path})
             splits.append(views.profile_split(group))
     return sections, splits
 
@@ -94,7 +95,9 @@ def main(argv: list[str]) -> int:
         if args.output or args.log:
             raise UsageError("report --markdown prints the tables; -o and --log go with the HTML page")
         sections, splits = build(args.results, args.baseline)
-        if args.table:
+        if args.table == "cost":
+            print(markdown.cost(sections))
+        elif args.table:
             print("\n\n".join(markdown.table(args.table, sec, result) for sec, result in zip(sections, splits)))
         else:
             print(markdown.document(sections, splits), end="")
