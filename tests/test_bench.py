@@ -496,10 +496,10 @@ def test_merge_leaves_out_one_models_cells_of_one_file_and_refuses_a_pair_that_n
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith("expected FILE:MODEL"), proc.stderr
 
 
-def test_the_own_model_example_of_bench_md_runs_as_written(tmp_path):
-    """docs/bench.md, "Your own model": its my_models.py, from the directory that holds it, trains
+def test_the_own_model_example_of_the_docs_runs_as_written(tmp_path):
+    """docs/your-model.md: its my_models.py, from the directory that holds it, trains
     under `all` and a switch, accuracy-checked, with no PYTHONPATH of ours needed for the module."""
-    with open(os.path.join(ROOT, "docs", "bench.md")) as f:
+    with open(os.path.join(ROOT, "docs", "your-model.md")) as f:
         doc = f.read()
     block = doc.split("<!-- tests/test_bench.py runs this block as my_models.py -->\n```python\n", 1)[1].split("```", 1)[0]
     (tmp_path / "my_models.py").write_text(block)
