@@ -116,3 +116,18 @@ def test_a_noise_floor_of_one_pair_says_it_is_too_thin_to_trust():
     assert "1 pair)" in lead and "too few pairs to trust" in lead, lead
     many = _cli("report", H200, "--markdown", "--table", "noise").stdout
     assert "pairs of processes" in many and "Too few" not in many
+
+
+def test_the_cost_table_gives_a_row_per_run_named_by_its_file():
+    """Several runs side by side in one cost table, each row named by its results file; where one
+    name would stand for two rows, the setting is added, so no row is ambiguous."""
+    from inductor_ablate.report import cli, markdown
+
+    main = os.path.join(ROOT, "docs", "results", "h100-main-command.json")
+    rows = markdown.cost(cli.build([H200, main])[0]).splitlines()
+    assert rows[0].startswith("| results | device |") and len(rows) == 4, rows
+    assert rows[2].startswith("| h200-real-bf16-inference.json | NVIDIA H200") and "h100-main-command.json" in rows[3]
+    twice = markdown.cost(cli.build([main, main])[0]).splitlines()[2]
+    assert twice.startswith("| h100-main-command.json (embedded suite, cuda, float32, inference) |"), twice
+    alone = markdown.cost(cli.build([main])[0]).splitlines()
+    assert alone[0].startswith("| device |") and len(alone) == 3

@@ -109,6 +109,11 @@ def cost(sections: list[dict]) -> str:
             "waiting for the device", "set-up + eager reference", "accuracy check, other", "process start",
             "start + set-up per cell s (median / max)", "shortest eager step"]
     named = len(sections) > 1
+    per_file = {}
+    for sec in sections:
+        per_file[sec.get("path")] = per_file.get(sec.get("path"), 0) + 1
+    label = lambda sec: os.path.basename(sec.get("path") or "-") + (  # noqa: E731
+        f" ({sec['title']})" if per_file[sec.get("path")] > 1 else "")
     lines = ["| " + " | ".join((["results"] if named else []) + head) + " |", "|" + "---|" * (len(head) + named)]
     for sec in sections:
         c = sec["cost"]
@@ -118,7 +123,7 @@ def cost(sections: list[dict]) -> str:
         cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
                 secs(c["autotune_s"]), secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]),
                 secs(c["setup_s"]), secs(c["other_s"]), secs(c["start_s"]), over, eager]
-        lines.append("| " + " | ".join(([os.path.basename(sec.get("path", "-"))] if named else []) + cols) + " |")
+        lines.append("| " + " | ".join(([label(sec)] if named else []) + cols) + " |")
     return "\n".join(lines)
 
 
