@@ -3,6 +3,7 @@ made of, so that no figure there is typed by hand."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from ..bench.report import THIN_NOISE_PAIRS
 
@@ -109,15 +110,13 @@ def cost(sections: list[dict]) -> str:
             "waiting for the device", "set-up + eager reference", "accuracy check, other", "process start",
             "start + set-up per cell s (median / max)", "shortest eager step"]
     named = len(sections) > 1
-    per_file = {}
-    for sec in sections:
-        per_file[sec.get("path")] = per_file.get(sec.get("path"), 0) + 1
+    per_file = Counter(sec.get("path") for sec in sections)
     label = lambda sec: os.path.basename(sec.get("path") or "-") + (  # noqa: E731
         f" ({sec['title']})" if per_file[sec.get("path")] > 1 else "")
     lines = ["| " + " | ".join((["results"] if named else []) + head) + " |", "|" + "---|" * (len(head) + named)]
+    secs = lambda v: "-" if v is None else f"{v:.0f}"  # noqa: E731
     for sec in sections:
         c = sec["cost"]
-        secs = lambda v: "-" if v is None else f"{v:.0f}"  # noqa: E731
         eager = "-" if c["shortest_eager"] is None else f"{c['shortest_eager'][0]:.2f} ms ({c['shortest_eager'][1]})"
         over = "-" if c["overhead_median_s"] is None else f"{c['overhead_median_s']:.1f} / {c['overhead_max_s']:.1f}"
         cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
