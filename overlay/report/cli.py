@@ -95,10 +95,8 @@ def main(argv: list[str]) -> int:
         if args.output or args.log:
             raise UsageError("report --markdown prints the tables; -o and --log go with the HTML page")
         sections, splits = build(args.results, args.baseline)
-        if args.table == "cost":
-            print(markdown.cost(sections))
-        elif args.table:
-            print("\n\n".join(markdown.table(args.table, sec, result) for sec, result in zip(sections, splits)))
+        if args.table:
+            print(markdown.table(args.table, sections, splits))
         else:
             print(markdown.document(sections, splits), end="")
         return 0

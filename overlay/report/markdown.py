@@ -129,11 +129,14 @@ def cost(sections: list[dict]) -> str:
 TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "cost")
 
 
-def table(name: str, sec: dict, result) -> str:
+def table(name: str, sections: list[dict], splits: list) -> str:
+    """``report --markdown --table NAME``: one table per setting, but ``cost``, whose runs share one."""
+    if name == "cost":
+        return cost(sections)
     if name == "split":
-        return split(result) if result else "(no kernel profiles in this file)"
-    return {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model,
-            "kernels": kernels, "cost": lambda one: cost([one])}[name](sec)
+        return "\n\n".join(split(r) if r else "(no kernel profiles in this file)" for r in splits)
+    one = {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model, "kernels": kernels}[name]
+    return "\n\n".join(one(sec) for sec in sections)
 
 
 def document(sections: list[dict], splits: list) -> str:
