@@ -694,7 +694,7 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     assert lines["tiny"].split()[1:] == ["2", "340", "this", "cell", "cold", "(1);", "this", "cell", "warm", "(1)"]
     assert lines["tiny2"].split()[1:3] == ["2", "160"] and "every model's warm median" in lines["tiny2"]  # 100 + 60
     assert lines["tiny3"].split()[1:3] == ["2", "260"] and "no history" in lines["tiny3"]  # 200 cold + 60 warm
-    assert "total: 6 cells, 3 cold, about 760 s" in proc.stdout and "2 lanes about 420 s" in proc.stdout
+    assert "total: 6 cells, 3 cold, about 760 s" in proc.stdout and "--jobs 2 about 420 s" in proc.stdout
     assert sorted(os.listdir(tmp_path)) == ["history.json"]
     # one lane under --budget, cells in order [300, 40 | 100, 60 | 200, 60]; at 250 the 300 s cell starts alone
     for budget, runs in (("350", "3 runs of one lane"), ("250", "4 runs of one lane")):
@@ -1147,6 +1147,49 @@ def test_a_repeat_process_is_priced_at_most_at_what_this_files_own_process_of_th
     price, basis, _ = prices.cost("convnext_tiny", "no-inlining", "bfloat16", "warm")
     assert basis == "this cell warm" and price == statistics.median([60.1, 90.0])
     assert Prices(files, [], []).cost("convnext_tiny", "all", "bfloat16", "warm")[0] == 374.1
+
+
+def test_cells_that_ran_alone_are_priced_as_overlapped_under_jobs_and_the_reverse(tmp_path):
+    """On an H100 every cell run beside three others (--jobs 4) took longer than alone; a history
+    of cells run alone priced a 4-job run's cold ResNet-50 at 229 s, and the call's end cut it at
+    485 s.  Where the history holds cells run both ways (an overlapped row records its wait for the
+    device), a cell that ran the other way is scaled by the median ratio of its cache state, and
+    the basis says so; too few pairs scale nothing and the note says how to get them."""
+    from inductor_ablate.bench.estimate import Budget, Prices
+
+    def row(model, config, cache, wall, beside=False):
+        return dict(model=model, config=config, dtype="bfloat16", cache=cache, wall_s=wall,
+                    **({"wait_s": 1.0} if beside else {}))
+    pairs = [row("m", c, "warm", 10.0) for c in "abc"] + [row("m", c, "warm", w, True) for c, w in zip("abc", (15, 20, 30))]
+    pairs += [row("m", c, "cold", 100.0) for c in "de"] + [row("m", c, "cold", 180.0, True) for c in "de"]
+    files = pairs + [row("r50", "all", "cold", 229.0), row("r50", "x", "warm", 40.0), row("vit", "all", "cold", 90.0, True)]
+    beside, alone = Prices(files, [], [], jobs=4), Prices(files, [], [])
+    # warm: the median of 1.5, 2, 3; cold: two pairs are too few, so every state's median of 5 (1.8)
+    assert beside.cost("r50", "x", "bfloat16", "warm")[:2] == (80.0, "this cell warm, x2.00 as overlapped") and beside.scaled
+    assert beside.cost("r50", "all", "bfloat16", "cold")[0] == 229.0 * 1.8
+    assert alone.cost("r50", "x", "bfloat16", "warm")[:2] == (40.0, "this cell warm") and not alone.scaled
+    assert alone.cost("vit", "all", "bfloat16", "cold")[:2] == (50.0, "this cell cold, x0.56 as alone")
+    assert "the 5 cells that also ran beside others took x1.80 their walls alone (median, warm x2.00)" in beside.note()
+    few = Prices(files[:2] + files[3:5] + files[-3:], [], [], jobs=4)
+    assert few.cost("r50", "all", "bfloat16", "cold")[0] == 229.0 and "too few cells ran both ways" in few.note()
+    # --budget prices as its run's --jobs does, and a refusal says why
+    history = tmp_path / "h.json"
+    history.write_text(json.dumps({"meta": {}, "cells": [dict(c, suite="s", device="cuda", mode="inference", status="ok") for c in files]}))
+    budget = Budget(60, [str(history)], {}, "cuda", "inference", jobs=4)
+    quote = budget.quote(dict(model="r50", config="x", dtype="bfloat16"), "warm")
+    assert quote["price_s"] == 80.0 and "as overlapped" in quote["basis"] and "beside others took x1.80" in quote["why"]
+    assert Budget(60, [str(history)], {}, "cuda", "inference").quote(dict(model="r50", config="x", dtype="bfloat16"), "warm")["price_s"] == 40.0
+
+
+def test_jobs_wall_fills_slots_in_plan_order_and_holds_a_models_cells_until_its_first_ends():
+    """As run_matrix starts cells: two slots, model A's cold 100 s first cell, then B's; A's 10 s
+    cells wait for A's first, B's for B's; the 300 s C starts as soon as a slot frees."""
+    from inductor_ablate.bench.estimate import jobs_wall
+
+    assert jobs_wall([[100, 10, 10], [50, 10], [300]], 2) == 360  # C starts at 60, when B's cells are done
+    assert jobs_wall([[100, 10, 10], [50, 10], [300]], 1) == 480
+    assert jobs_wall([[100, 10, 10, 10, 10]], 4) == 110  # the four warm cells side by side
+    assert jobs_wall([], 4) == 0
 
 
 def test_a_cell_a_time_limit_cut_is_priced_at_least_at_how_far_it_got():

@@ -348,7 +348,8 @@ def _estimate_main(args, cells, device, path) -> int:
     cells = [c for c in cells if cell_key(c) not in done
              and not by_name(c["config"]).not_applicable(c["device"], c["mode"], args.cpu_templates)]
     print(estimate(cells, history, device=device, dtype=args.dtype, mode=args.mode, budget=args.budget,
-                   picks=args.picks, done=list(done.values()), cuts=[] if args.fresh else earlier_cuts(path)))
+                   picks=args.picks, done=list(done.values()), cuts=[] if args.fresh else earlier_cuts(path),
+                   jobs=args.jobs))
     return 0
 
 

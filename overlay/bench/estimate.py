@@ -171,12 +171,30 @@ def _cost(history: list[dict], model: str, config: str, dtype: str, state: str,
     return _median(history), NO_HISTORY, history
 
 
-def _lanes(per_model: list[float], lanes: int) -> float:
-    """Whole models to the least loaded lane, dearest first: the wall time of the busiest lane."""
-    load = [0.0] * lanes
-    for seconds in sorted(per_model, reverse=True):
-        load[load.index(min(load))] += seconds
-    return max(load)
+def _seconds(table: list[list[tuple]]) -> list[list[float]]:
+    """Each model's cell prices, of its (seconds, basis, pool) quotes."""
+    return [[quote[0] for quote in quotes] for quotes in table]
+
+
+def jobs_wall(models: list[list[float]], jobs: int) -> float:
+    """The wall of ``bench --jobs`` as ``run_matrix`` fills its slots: each model's cell prices in
+    plan order, the first cell that may start taking a free slot, and a model's later cells only
+    once its first has ended (they reuse its autotuning)."""
+    todo = [(m, i, price) for m, prices in enumerate(models) for i, price in enumerate(prices)]
+    first_end: dict[int, float] = {}
+    running: list[float] = []  # the end of each cell in flight
+    now = 0.0
+    while todo:
+        running = [end for end in running if end > now]
+        ready = next((k for k, (m, i, _) in enumerate(todo) if i == 0 or first_end.get(m, float("inf")) <= now), None)
+        if len(running) < jobs and ready is not None:
+            m, i, price = todo.pop(ready)
+            running.append(now + price)
+            if i == 0:
+                first_end[m] = now + price
+        else:  # every slot busy, or every model left waits for its first cell: until the next end
+            now = min(running)
+    return max(running, default=now)
 
 
 def _runs(models: list[list[float]], budget: float) -> tuple[int, int]:
@@ -200,45 +218,52 @@ def _runs(models: list[list[float]], budget: float) -> tuple[int, int]:
 
 def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype: str, mode: str,
              budget: float | None = None, picks: str | None = None, done: list[dict] = (),
-             cuts: list[dict] = ()) -> str:
-    """The table: per model, its cells, the seconds and their basis; then totals, and with
-    ``budget`` how many runs of that many seconds one lane takes.  ``picks``: ``bench --picks``; a
-    model with picks there starts seeded, not cold.  ``done``: the cells the results file holds,
+             cuts: list[dict] = (), jobs: int | None = None) -> str:
+    """The table: per model, its cells, the seconds and their basis; then totals (one cell at a
+    time, and under ``--jobs``: ``jobs``, else 2 and 4), and with ``budget`` how many runs of that
+    many seconds one lane takes.  ``jobs``: the table prices cells as that run would run them.
+    ``picks``: ``bench --picks``; a model with picks there starts seeded, not cold.  ``done``: the cells the results file holds,
     priced from as ``--budget`` prices from them (``Prices``); ``cuts``: its cuts."""
 
     history, other_mode, history_cuts = _history(history_paths, device, mode)
-    pricer = Prices(history, timed_cells(done, device, mode), other_mode,
-                    [*history_cuts, *_matching(cuts, device, mode)])
+    done, cuts = timed_cells(done, device, mode), [*history_cuts, *_matching(cuts, device, mode)]
     models: dict[str, list[dict]] = {}
     for cell in cells:
         models.setdefault(cell["model"], []).append(cell)
+    firsts = {model: "seeded" if picks and has_picks(picks, mine[0]) else "cold" for model, mine in models.items()}
+    seeded = sum(state == "seeded" for state in firsts.values())
+
+    def priced(jobs: int) -> tuple[Prices, list[list[tuple[float, str, list[dict]]]]]:
+        """Every model's cells, each (seconds, basis, pool) as a run of that ``--jobs`` runs it."""
+        pricer = Prices(history, done, other_mode, cuts, jobs)
+        return pricer, [[pricer.cost(model, cell["config"], dtype, firsts[model] if i == 0 else "warm")
+                         for i, cell in enumerate(mine)] for model, mine in models.items()]
+
     scale = f" (and {len(other_mode)} {_other_mode(mode)} cells, for a model with none of {mode})" if other_mode else ""
     lines = [f"estimate from {len(history)} timed {mode} cells{scale} on {_kind(device)} in {', '.join(history_paths)}: "
              f"cell process walls (a model's first cell counted cold, as on a fresh box), not a job's "
-             f"start-up, nor a cell that a job's end cuts",
+             f"start-up, nor a cell that a job's end cuts" + (f"; priced as run --jobs {jobs}" if jobs else ""),
              f"{'model':<28}{'cells':>6}{'est. s':>9}  basis (cells behind it)"]
-    totals, prices, seeded = [], [], 0  # prices: per model, each cell's seconds
-    for model, mine in models.items():
-        seconds, bases = 0.0, {}  # basis -> the history cells behind it, each counted once
-        first = "seeded" if picks and has_picks(picks, mine[0]) else "cold"
-        seeded += first == "seeded"
-        prices.append([])
-        for i, cell in enumerate(mine):
-            s, basis, pool = pricer.cost(model, cell["config"], dtype, first if i == 0 else "warm")
-            seconds += s
-            prices[-1].append(s)
-            bases.setdefault(basis, set()).update(map(id, pool))
-        totals.append(seconds)
-        lines.append(f"{model:<28}{len(mine):>6}{seconds:>9.0f}  "
-                     + "; ".join(f"{basis} ({len(ids)})" for basis, ids in bases.items()))
     if not cells:
         return "\n".join(lines[:1] + ["nothing to run: every cell is done"])
-    total = sum(totals)
-    lanes = ", ".join(f"{n} lanes about {_lanes(totals, n):,.0f} s" for n in (2, 4) if n <= len(totals))
-    lines.append(f"total: {len(cells)} cells, {len(models) - seeded} cold{f', {seeded} seeded' if seeded else ''}, about {total:,.0f} s ({total / 60:.0f} min) on one "
-                 f"lane" + (f"; {lanes} (whole models to the least loaded lane, dearest first)" if lanes else ""))
-    if pricer.note():
-        lines.append(pricer.note())
+    pricer, table = priced(jobs or 1)
+    for model, quotes in zip(models, table):
+        bases: dict[str, set] = {}  # basis -> the history cells behind it, each counted once
+        for _, basis, pool in quotes:
+            bases.setdefault(basis, set()).update(map(id, pool))
+        lines.append(f"{model:<28}{len(quotes):>6}{sum(q[0] for q in quotes):>9.0f}  "
+                     + "; ".join(f"{basis} ({len(ids)})" for basis, ids in bases.items()))
+    prices = _seconds(table)
+    total = sum(map(sum, prices if (jobs or 1) == 1 else _seconds(priced(1)[1])))
+    if jobs:
+        overlapped, beside = pricer, prices
+    else:  # the table is priced one cell at a time; --jobs 2 and 4 as they would run
+        overlapped, quotes = priced(2)
+        beside = _seconds(quotes)
+    walls = ", ".join(f"--jobs {n} about {jobs_wall(beside, n):,.0f} s" for n in ([jobs] if jobs else [2, 4]) if n > 1)
+    lines.append(f"total: {len(cells)} cells, {len(models) - seeded} cold{f', {seeded} seeded' if seeded else ''}, "
+                 f"about {total:,.0f} s ({total / 60:.0f} min) one cell at a time" + (f"; {walls}" if walls else ""))
+    lines += sorted({line for p in (pricer, overlapped) for line in p.note().splitlines()})
     if budget is not None:
         runs, over = _runs(prices, budget)
         over_note = (f"; {over} cell(s) priced above {budget:g} s start a run alone, and a hard limit of that "
@@ -263,9 +288,11 @@ class Budget:
     price: stopping before it would leave every later run stuck at the same cell."""
 
     def __init__(self, seconds: float, paths: list[str], rows: dict, device: str, mode: str,
-                 cuts: list[dict] = ()):
-        """``rows``, ``cuts``: the results file's cells and cuts (``run_matrix``'s, which grow)."""
+                 cuts: list[dict] = (), jobs: int = 1):
+        """``rows``, ``cuts``: the results file's cells and cuts (``run_matrix``'s, which grow);
+        ``jobs``: the run's ``--jobs`` (``Prices``)."""
         self.seconds, self.rows, self.device, self.mode, self.cuts = seconds, rows, device, mode, cuts
+        self.jobs = jobs
         self.files, self.other_mode, self.file_cuts = read_history(paths, device, mode)
         self.start = time.perf_counter()
         self.first = True
@@ -281,9 +308,10 @@ class Budget:
         done = timed_cells(self.rows.values(), self.device, self.mode)
         if not (self.files or done):
             return None
-        prices = Prices(self.files, done, self.other_mode, [*self.file_cuts, *_matching(self.cuts, self.device, self.mode)])
+        prices = Prices(self.files, done, self.other_mode, [*self.file_cuts, *_matching(self.cuts, self.device, self.mode)],
+                        self.jobs)
         price, basis, pool = prices.cost(cell["model"], cell["config"], cell["dtype"], state)
-        why = f"; {prices.note()}" if basis.endswith(f"x{prices.factor:.2f}") else ""
+        why = "; " + prices.note().replace("\n", "; ") if prices.scaled else ""
         return {"price_s": price, "left_s": self.left(), "basis": f"{basis} ({len(pool)})", "why": why}
 
     def check(self, cell: dict, state: str) -> dict | None:
@@ -302,14 +330,20 @@ class Prices:
     price taken from the files alone scaled by ``factor``: on a box slower than the one the files ran
     on, a median price starts a cell in a call's last seconds and the call's end cuts it.  A cell
     that a time limit cut (``cuts``) and that has not run to its end since, in that cache state,
-    costs at least what it ran before the cut."""
+    costs at least what it ran before the cut.  ``jobs``: the run's ``--jobs``; a history cell that
+    ran the other way (alone, or beside others) is priced as ``overlap_ratios`` say it would run."""
 
-    def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict], cuts: list[dict] = ()):
+    def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict], cuts: list[dict] = (),
+                 jobs: int = 1):
+        self.jobs, self.overlap = jobs, overlap_ratios(files)
+        files = [self._as_run(c) for c in files]
+        other_mode = [self._as_run(c) for c in other_mode]
         self.files, self.done, self.history, self.other_mode = files, done, files + done, other_mode
         self.cuts = cuts
         self.ratios = wall_ratios(done, files)
         self.factor = box_factor(self.ratios)
         self._from_files = {id(c) for c in files}
+        self.scaled = False  # whether the last price was scaled by ``factor`` or an overlap factor
 
     def cost(self, model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
         price, basis, pool = self._priced(model, config, dtype, state)
@@ -317,12 +351,27 @@ class Prices:
         cut = [c for c in self.cuts if (c["model"], c["config"], c["dtype"], c["cache"]) == same]
         if cut and price < (longest := max(c["cut_s"] for c in cut)) and \
                 not any((c["model"], c["config"], c["dtype"], c.get("cache")) == same for c in self.history):
+            self.scaled = False
             return longest, f"at least the {longest:.0f} s it ran before a time limit cut it ({state})", cut
         return price, basis, pool
 
+    def _as_run(self, cell: dict) -> dict:
+        """The history cell as this run would run it: its wall times the overlap factor of its cache
+        state when it ran alone and this run overlaps cells, divided by it in the reverse case."""
+        factor = overlap_factor(self.overlap, cell.get("cache"))
+        if overlapped(cell) == (self.jobs > 1) or factor is None:
+            return cell
+        scale = factor if self.jobs > 1 else 1 / factor
+        return {**cell, "wall_s": cell["wall_s"] * scale, "overlap_x": scale}
+
     def _priced(self, model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
         price, basis, pool = _cost(self.history, model, config, dtype, state, self.other_mode)
+        scaled = [c["overlap_x"] for c in pool if "overlap_x" in c]
+        self.scaled = bool(scaled)
+        if scaled:
+            basis += f", x{statistics.median(scaled):.2f} as {'overlapped' if self.jobs > 1 else 'alone'}"
         if self.factor > 1 and all(id(c) in self._from_files for c in pool):
+            self.scaled = True
             price *= self.factor
             basis += f", x{self.factor:.2f}"
         # A repeat process of a cell this file holds starts from a cache at least as full as its
@@ -330,11 +379,32 @@ class Prices:
         # warm that autotuned afresh (a cache that missed) must not price it out of the call.
         own = [c for c in self.done if (c["model"], c["config"], c["dtype"]) == (model, config, dtype)]
         if state == "warm" and own and price > (own_wall := max(c["wall_s"] for c in own)):
+            self.scaled = False
             return own_wall, "at most this file's own process of it", own
         return price, basis, pool
 
     def note(self) -> str:
-        """What ``factor`` rests on, for ``--estimate``'s table ('' when it scales nothing)."""
+        """What ``factor`` and the overlap factors rest on, for ``--estimate``'s table ('' when they
+        scale nothing)."""
+        return "\n".join(line for line in (self._overlap_note(), self._box_note()) if line)
+
+    def _overlap_note(self) -> str:
+        other = [c for c in self.files if overlapped(c) != (self.jobs > 1)]
+        if not other:
+            return ""
+        way = f"beside others (--jobs {self.jobs})" if self.jobs > 1 else "alone (--jobs 1)"
+        if overlap_factor(self.overlap, None) is None:
+            return (f"{len(other)} history cells ran {'alone' if self.jobs > 1 else 'beside others'} and too few "
+                    f"cells ran both ways to scale them, so they are priced as they ran; run {way}, cells take "
+                    f"{'longer' if self.jobs > 1 else 'less'}: give --history a file of some of them run {way}")
+        pooled = [r for rs in self.overlap.values() for r in rs]
+        states = "".join(f", {state} x{statistics.median(rs):.2f}" for state, rs in sorted(self.overlap.items(), key=str)
+                         if len(rs) >= FACTOR_PAIRS)
+        return (f"history cells that ran {'alone' if self.jobs > 1 else 'beside others'} are priced as run {way}: "
+                f"the {len(pooled)} cells that also ran beside others took x{statistics.median(pooled):.2f} their walls "
+                f"alone (median{states})")
+
+    def _box_note(self) -> str:
         if self.factor <= 1:
             return ""
         r = self.ratios
@@ -343,8 +413,38 @@ class Prices:
                 f"3rd quartile {self.factor:.2f})")
 
 
-#: pairs of cells needed before ``box_factor`` scales a price (fewer say little about the box)
+#: pairs of cells needed before ``box_factor`` or ``overlap_factor`` scales a price (fewer say little)
 FACTOR_PAIRS = 3
+
+
+def overlapped(cell: dict) -> bool:
+    """Whether the cell ran beside others (``bench --jobs`` above 1: its row records its wait for the
+    device)."""
+    return "wait_s" in cell
+
+
+def overlap_ratios(cells: list[dict]) -> dict[str | None, list[float]]:
+    """{cache state: each overlapped cell's wall over the median wall of the same cell (model, config,
+    dtype, cache state) run alone}: what compiling beside others costs a cell, since the cores and
+    the device are shared."""
+    alone: dict[tuple, list[float]] = {}
+    for c in cells:
+        if not overlapped(c):
+            alone.setdefault((c["model"], c["config"], c["dtype"], c.get("cache")), []).append(c["wall_s"])
+    ratios: dict[str | None, list[float]] = {}
+    for c in cells:
+        if overlapped(c) and (walls := alone.get((c["model"], c["config"], c["dtype"], c.get("cache")))):
+            ratios.setdefault(c.get("cache"), []).append(c["wall_s"] / statistics.median(walls))
+    return ratios
+
+
+def overlap_factor(ratios: dict[str | None, list[float]], state: str | None) -> float | None:
+    """The median of ``overlap_ratios`` in that cache state, else over every state; None below
+    ``FACTOR_PAIRS`` pairs."""
+    for pool in (ratios.get(state, []), [r for rs in ratios.values() for r in rs]):
+        if len(pool) >= FACTOR_PAIRS:
+            return statistics.median(pool)
+    return None
 
 
 def wall_ratios(done: list[dict], files: list[dict]) -> list[float]:

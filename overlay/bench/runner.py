@@ -216,7 +216,7 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         save_results(results_path, rows, meta)
     pricer = None
     if budget is not None and cells:
-        pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"], meta["cuts"])
+        pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"], meta["cuts"], jobs)
     todo = []
     for cell in cells:  # n/a rows are decided here, cheaply, and never vanish; the rest are to run
         if cell_key(cell) in rows:
