@@ -37,6 +37,14 @@ def _sleepy(device, dtype, mode):
     time.sleep(600)
 
 
+def _slow_exit(device, dtype, mode):
+    """Tiny, in a process that takes a minute to exit after sending its row (as one tearing down a
+    GPU context can): the run must not wait for it."""
+    import multiprocessing.util
+    multiprocessing.util.Finalize(None, time.sleep, args=(60,), exitpriority=100)
+    return _builder(Tiny)(device, dtype, mode)
+
+
 def suite():
     return {"tiny": _builder(Tiny), "tiny2": _builder(Tiny), "tiny3": _builder(Tiny), "random_output": _builder(RandomOutput),
-            "sleepy": _sleepy}
+            "sleepy": _sleepy, "slow_exit": _slow_exit}

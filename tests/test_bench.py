@@ -270,6 +270,32 @@ def test_sigterm_stops_the_run_resumably_and_kills_the_running_cell(tmp_path):
         pytest.fail(f"cell process {cell_pid} still running after the run was stopped")
 
 
+def test_a_stop_while_a_cell_process_exits_counts_the_wait_in_the_wall(tmp_path):
+    """On an H100 a piece's recorded wall ended about 50 s before `timeout` stopped it, likely in the
+    run's wait for cell processes to exit, where a stop skipped the last save and Python's exit then
+    waited for them.  A SIGTERM in that wait still kills them, and its seconds count in the wall."""
+    results = tmp_path / "r.json"
+    run = subprocess.Popen([sys.executable, "-m", "inductor_ablate", "bench", "--suite", SUITE, "--models", "slow_exit",
+                            "--configs", "all", "--repeat", "3", "--json", str(results), "--no-progress"],
+                           env=bench_env(tmp_path), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and run.poll() is None and \
+                not (results.exists() and ("slow_exit", "all") in cells(results)):
+            time.sleep(0.1)
+        landed = time.time()
+        time.sleep(2)  # within the run's wait for the cell's exit
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130 and "interrupted (SIGTERM)" in err, out + err
+    assert time.time() - landed < 15, "the run waited for the cell's exit"  # which sleeps 60 s
+    piece, = json.loads(results.read_text())["meta"]["pieces"]  # the 2 s of waiting count
+    assert piece["wall_s"] >= cells(results)[("slow_exit", "all")]["wall_s"] + 1.5, piece
+
+
 def test_bad_shard_jobs_and_skip_done_are_rejected_in_one_line(tmp_path):
     (tmp_path / "not-results.json").write_text("{}")
     (tmp_path / "a-file").write_text("")

@@ -24,6 +24,9 @@ BANK_SECONDS = 60
 #: the suite whose packages the bench's forkserver imports before forking cells (bench.warm)
 PRELOAD_ENV = "ABLATE_BENCH_PRELOAD_SUITE"
 
+#: seconds the run waits for cell processes that sent their row to exit, then for a killed one
+EXIT_GRACE_S = 5.0
+
 #: how a cell's error row begins when ``bench --timeout`` stopped it (a cut, as a call's end is)
 TIMED_OUT = "timed out after"
 
@@ -373,11 +376,16 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
         for flight in list(flights.values()):
             _stop(flight.proc)
             land(flight, None)
-        for proc in exiting:
-            proc.join(5)
-            _stop(proc)
-        bar.close()
-        save()  # this piece's wall to its end
+        save()
+        try:  # cells that sent their row may still be exiting (a GPU context torn down): seconds at most
+            deadline = time.perf_counter() + EXIT_GRACE_S
+            for proc in exiting:
+                proc.join(max(0.0, deadline - time.perf_counter()))
+        finally:  # a signal in that wait still stops them (or Python's exit would wait for them), and
+            for proc in exiting:  # its seconds count in this piece's wall
+                _stop(proc)
+            bar.close()
+            save()
         if owned and (finished or caches == "isolated"):
             shutil.rmtree(cache_root, ignore_errors=True)
     return rows
@@ -389,9 +397,11 @@ def _key_of(cell: dict) -> dict:
 
 
 def _stop(proc) -> None:
+    """Kill the process and wait for it, a bounded while: a process that the kernel keeps past
+    SIGKILL (tearing down a GPU context) dies on its own, and the run does not wait on it."""
     if proc.is_alive():
         proc.kill()
-    proc.join()
+    proc.join(EXIT_GRACE_S)
 
 
 class _PlainBar:
