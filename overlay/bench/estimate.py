@@ -392,7 +392,7 @@ class Prices:
         other = [c for c in self.files if overlapped(c) != (self.jobs > 1)]
         if not other:
             return ""
-        way = f"beside others (--jobs {self.jobs})" if self.jobs > 1 else "alone (--jobs 1)"
+        way = "beside others (--jobs above 1)" if self.jobs > 1 else "alone (--jobs 1)"
         if overlap_factor(self.overlap, None) is None:
             return (f"{len(other)} history cells ran {'alone' if self.jobs > 1 else 'beside others'} and too few "
                     f"cells ran both ways to scale them, so they are priced as they ran; run {way}, cells take "
@@ -424,18 +424,13 @@ def overlapped(cell: dict) -> bool:
 
 
 def overlap_ratios(cells: list[dict]) -> dict[str | None, list[float]]:
-    """{cache state: each overlapped cell's wall over the median wall of the same cell (model, config,
-    dtype, cache state) run alone}: what compiling beside others costs a cell, since the cores and
-    the device are shared."""
-    alone: dict[tuple, list[float]] = {}
-    for c in cells:
-        if not overlapped(c):
-            alone.setdefault((c["model"], c["config"], c["dtype"], c.get("cache")), []).append(c["wall_s"])
-    ratios: dict[str | None, list[float]] = {}
-    for c in cells:
-        if overlapped(c) and (walls := alone.get((c["model"], c["config"], c["dtype"], c.get("cache")))):
-            ratios.setdefault(c.get("cache"), []).append(c["wall_s"] / statistics.median(walls))
-    return ratios
+    """{cache state: ``wall_ratios`` of the cells that ran beside others over the same cells run
+    alone}: what compiling beside others costs a cell, since the cores and the device are shared."""
+    beside = [c for c in cells if overlapped(c)]
+    alone = [c for c in cells if not overlapped(c)]
+    ratios = {state: wall_ratios([c for c in beside if c.get("cache") == state], alone)
+              for state in {c.get("cache") for c in beside}}
+    return {state: r for state, r in ratios.items() if r}
 
 
 def overlap_factor(ratios: dict[str | None, list[float]], state: str | None) -> float | None:
