@@ -161,12 +161,9 @@ def metric_value(stdout: str) -> float | None:
 
 def _interval(diffs: list[float], seed: str) -> tuple[float, float] | None:
     """Bootstrap 95% interval of the mean of ``diffs`` (None for fewer than 2), as bench's tables do."""
-    from .bench.report import BOOTSTRAP, _percentiles
+    from .stats import mean_interval
 
-    if len(diffs) < 2:
-        return None
-    rng = random.Random(seed)
-    return _percentiles([sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(BOOTSTRAP)])
+    return mean_interval(diffs, seed)
 
 
 def _short_ops(ops: list[str], most: int = 4) -> str:

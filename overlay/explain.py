@@ -1,31 +1,36 @@
 """``python -m inductor_ablate explain RESULTS [--row ROW] [--model M] [--top N] [--json F]``: why each
-row costs what it costs, from the kernel profiles ``bench --profile`` records.
+row costs what it costs, from the kernel profiles ``bench --profile`` records.  A reader of the
+results file only: it measures nothing.
 
-For each row against ``all``, per model: the timed change in step time (``measured_ms``, from the
-cells' timing) and its parts from the profiles: generated kernels (split into kernels added, removed
-and changed, matched by the ops they compute, not by name), library kernels, and gaps (step time with
-no kernel running: launches, Python, waiting).  Over models: the mean of each, with a bootstrap 95%
-interval over models.  The parts come from a profiled pass, the measured change from the timing;
-where their sums differ by more than 10% the output says so.  A reader of the results file only:
-it measures nothing.
+For each row against ``all``, per model: the timed change in step time (``measured_ms``) and its
+parts from the profiles: generated kernels, library kernels and gaps (step time with no kernel
+running: launches, Python, waiting), with the change in bytes moved and in launches per step.
+
+Generated kernels are matched by what they compute, not by name or ops: each profiled kernel names
+the FX nodes whose buffers it writes, and a *group* is the smallest set of ``all``'s kernels and
+the row's kernels that compute the same nodes (the connected parts of kernels joined by shared
+nodes).  Every kernel is in one group, so the groups' changes add up to the generated change.
+
+Closure: the parts come from a profiled pass, the measured change from the timing.  A side whose
+profiled step is more than 10% off its timed step is *scaled* (its parts times timed/profiled, the
+factor printed); a split whose parts still miss the timed change by more than 10% (and 0.02 ms) is
+marked ``!``.  Bandwidths are held against the copy bandwidth each profiled cell measured: above it,
+a kernel is cache-resident when its bytes fit the last-level cache, else an estimate error.
 """
 from __future__ import annotations
 
 import json
-import random
 from collections import defaultdict
 
-from .bench.report import BOOTSTRAP, _percentiles
-from .results import read_results_file
 from .errors import OneLineParser, UsageError, check_writable
 from .profile import totals
+from .results import read_results_file
+from .stats import mean as _mean, mean_interval
 
 PARTS = ("measured_ms", "generated_ms", "library_ms", "gaps_ms")
-MISMATCH = 0.10  # parts and measured change differ by more than this share of the measured change
-
-
-def _mean(values):
-    return sum(values) / len(values)
+EXTRA = ("bytes_mb", "launches")
+CLOSE_SHARE, CLOSE_MS = 0.10, 0.02  # parts within this share (or this many ms) of the timed change
+SCALE_OFF = 0.10  # a side's profiled step this far off its timed step is scaled
 
 
 def _profiled(cells: list[dict]) -> dict:
@@ -37,56 +42,195 @@ def _profiled(cells: list[dict]) -> dict:
     return out
 
 
+def rate(nbytes: float | None, ms: float) -> float | None:
+    """GB/s of ``nbytes`` moved in ``ms``."""
+    return nbytes / (ms * 1e6) if nbytes and ms > 0 else None
+
+
 def _kernels(cells: list[dict]) -> dict:
-    """{(kind, ops): {ms, calls, bytes, name}} per step, averaged over the cells: kernels of two
-    configs are matched by what they compute, since their names are numbered per graph."""
+    """{(kind, name): kernel} per step, averaged over the cells: each kernel its own line (a
+    kernel's name is unique in its graph; the profile already sums its calls)."""
     out: dict = {}
     for c in cells:
         for k in c["profile"]["kernels"]:
-            key = (k["kind"], tuple(k["ops"]))
-            row = out.setdefault(key, {"ms": 0.0, "calls": 0.0, "bytes": k.get("bytes"), "name": k["name"]})
+            row = out.setdefault((k["kind"], k["name"]), {
+                "name": k["name"], "kind": k["kind"], "ops": k["ops"], "ms": 0.0, "calls": 0.0,
+                "bytes": k.get("bytes"), "nodes": k.get("nodes"), "inlined": k.get("inlined", []),
+                "module": k.get("module")})
             row["ms"] += k["ms"] / len(cells)
             row["calls"] += k["calls"] / len(cells)
+    for k in out.values():
+        k["bytes_step"] = k["bytes"] * k["calls"] if k["bytes"] is not None else None
+        k["gb_per_s"] = rate(k["bytes_step"], k["ms"])
     return out
+
+
+def _bandwidth(cells: list[dict]) -> dict:
+    """The copy bandwidth and last-level cache the cells measured (their median), if they did."""
+    gbps = sorted(c["profile"]["copy_gb_per_s"] for c in cells if c["profile"].get("copy_gb_per_s"))
+    llc = [c["profile"]["llc_bytes"] for c in cells if c["profile"].get("llc_bytes")]
+    return {"copy_gb_per_s": gbps[len(gbps) // 2] if gbps else None, "llc_bytes": max(llc) if llc else None}
+
+
+def mark(kernel: dict, bandwidth: dict) -> str | None:
+    """``cache`` when a kernel's GB/s passes the measured copy bandwidth but its bytes per call fit
+    the last-level cache (its inputs can stay there from the kernel before); ``estimate error`` when
+    they do not fit: no kernel moves more than DRAM can."""
+    gbps, copy = kernel.get("gb_per_s"), bandwidth.get("copy_gb_per_s")
+    if not gbps or not copy or gbps <= copy:
+        return None
+    llc = bandwidth.get("llc_bytes")
+    return "cache" if llc and (kernel.get("bytes") or 0) <= llc else "estimate error"
+
+
+def _owned(k: dict) -> set:
+    return set(k["nodes"] or ()) - set(k["inlined"] or ())
+
+
+def groups(mine: dict, base: dict, fusions: list[dict] | None = None) -> list[dict] | None:
+    """The generated kernels of the row (``mine``) and of ``all`` (``base``) in groups that compute
+    the same FX nodes (see the module docstring); None when a profile names no nodes (a results
+    file from before nodes were recorded).  ``fusions``: ``all``'s fusion decisions, to name those
+    whose nodes a group holds."""
+    gen = [("all", k) for k in base.values() if k["kind"] == "generated"] + \
+          [("row", k) for k in mine.values() if k["kind"] == "generated"]
+    if any(k["nodes"] is None for _, k in gen):
+        return None
+    parent = list(range(len(gen)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    holder: dict = {}
+    for side in ("all", "row"):
+        owners: dict = defaultdict(list)  # node -> this side's kernels writing its buffer
+        inliners: dict = defaultdict(list)  # node -> this side's kernels recomputing it inline
+        for i, (s, k) in enumerate(gen):
+            if s == side:
+                for node in k["nodes"]:
+                    (owners if node in _owned(k) else inliners)[node].append(i)
+        for node in set(owners) | set(inliners):
+            for i in owners.get(node) or inliners[node]:  # a node no kernel owns is held where it is inlined
+                if node in holder:
+                    parent[find(i)] = find(holder[node])
+                else:
+                    holder[node] = i
+    parts: dict = defaultdict(list)
+    for i in range(len(gen)):
+        parts[find(i)].append(gen[i])
+    out = []
+    for members in parts.values():
+        sides = {s: [k for side, k in members if side == s] for s in ("all", "row")}
+        nodes = sorted(set().union(*(set(k["nodes"]) for _, k in members)))
+        g = {"all": [k["name"] for k in sides["all"]], "row": [k["name"] for k in sides["row"]], "nodes": nodes,
+             "module": _common([k["module"] for _, k in members])}
+        for s in ("all", "row"):
+            g[f"{s}_ms"] = sum(k["ms"] for k in sides[s])
+            g[f"{s}_calls"] = sum(k["calls"] for k in sides[s])
+            known = [k["bytes_step"] for k in sides[s] if k["bytes_step"] is not None]
+            g[f"{s}_bytes"] = sum(known) if known else None
+        g["delta_ms"] = g["row_ms"] - g["all_ms"]
+        g["delta_bytes"] = (g["row_bytes"] or 0) - (g["all_bytes"] or 0)
+        held = set(nodes)
+        g["fusions"] = [f["n"] for f in fusions or () if f.get("result", "fused") == "fused" and f["nodes"]
+                        and set(f["nodes"]) <= held]
+        g["kinds"] = sorted({f["kind"] for f in fusions or () if f["n"] in g["fusions"]})
+        out.append(g)
+    out.sort(key=lambda g: -abs(g["delta_ms"]))
+    return out
+
+
+def _common(paths):
+    from .kernel_census import common_module
+
+    return common_module([p for p in paths if p is not None])
+
+
+def _line(kind: str, how: str, now: list[dict], was: list[dict], bandwidth: dict, group: dict | None = None) -> dict:
+    """One line of the kernels that moved: its own kernels' ms, bytes and GB/s, never another's."""
+    side = now or was
+    ms = sum(k["ms"] for k in side)
+    known = [k["bytes_step"] for k in side if k.get("bytes_step") is not None]
+    line = {"kind": kind, "how": how, "delta_ms": sum(k["ms"] for k in now) - sum(k["ms"] for k in was),
+            "name": " + ".join(k["name"] for k in side), "ops": sorted({op for k in side for op in k["ops"]}),
+            "ms": ms, "gb_per_s": rate(sum(known), ms) if known else None,
+            "was": [k["name"] for k in was], "now": [k["name"] for k in now]}
+    if len(side) > 1:
+        line["kernels"] = [{"name": k["name"], "ms": k["ms"], "calls": k["calls"], "bytes": k.get("bytes"),
+                            "gb_per_s": k.get("gb_per_s"), "mark": mark(k, bandwidth)} for k in side]
+    line["mark"] = next((m for m in (mark(k, bandwidth) for k in side) if m == "estimate error"), None) or \
+        next((m for m in (mark(k, bandwidth) for k in side) if m), None)
+    if group is not None:
+        line.update(module=group["module"], fusions=group["fusions"], nodes=len(group["nodes"]))
+    return line
+
+
+def _movers(mine: dict, base: dict, grouped: list[dict] | None, bandwidth: dict) -> list[dict]:
+    """A line per group of generated kernels (or, without nodes, per kernel) and per library kernel."""
+    lines = []
+    if grouped is not None:
+        for g in grouped:
+            now = [mine[("generated", n)] for n in g["row"]]
+            was = [base[("generated", n)] for n in g["all"]]
+            how = "added" if not was else "removed" if not now else "changed" if len(now) == len(was) else \
+                "split" if len(now) > len(was) else "merged"
+            lines.append(_line("generated", how, now, was, bandwidth, g))
+    else:
+        for k in mine.values():
+            if k["kind"] == "generated":
+                lines.append(_line("generated", "row", [k], [], bandwidth))
+        for k in base.values():
+            if k["kind"] == "generated":
+                lines.append(_line("generated", "all", [], [k], bandwidth))
+    for key in sorted({k for k in (*mine, *base) if k[0] == "library"}):
+        now, was = mine.get(key), base.get(key)
+        how = "added" if was is None else "removed" if now is None else "changed"
+        lines.append(_line("library", how, [now] if now else [], [was] if was else [], bandwidth))
+    lines.sort(key=lambda m: -abs(m["delta_ms"]))
+    return lines
+
+
+def _side(cells: list[dict]) -> dict:
+    """One config's profiled parts per step, averaged over its cells, and its scale: timed over
+    profiled step, applied when they differ by more than SCALE_OFF."""
+    parts = {name: _mean([totals(c["profile"])[name] for c in cells]) for name in ("generated_ms", "library_ms", "gaps_ms")}
+    timed = _mean([c["profile"].get("timed_ms", c["compiled_ms"]) for c in cells])
+    profiled = _mean([c["profile"]["step_ms"] for c in cells])
+    scale = timed / profiled if profiled > 0 and abs(profiled - timed) > SCALE_OFF * timed else 1.0
+    return {**parts, "timed_ms": timed, "profiled_ms": profiled, "scale": scale}
 
 
 def split(row_cells: list[dict], all_cells: list[dict]) -> dict:
-    """One model's change from ``all``: measured and its parts, in ms per step, and the kernels that moved."""
-    def part(cells, name):
-        return _mean([totals(c["profile"])[name] for c in cells])
-
+    """One model's change from ``all``: measured, its parts, bytes and launches, groups and movers."""
+    mine_side, base_side = _side(row_cells), _side(all_cells)
     out = {"measured_ms": _mean([c["compiled_ms"] for c in row_cells]) - _mean([c["compiled_ms"] for c in all_cells])}
+    scaled = mine_side["scale"] != 1.0 or base_side["scale"] != 1.0
     for name in ("generated_ms", "library_ms", "gaps_ms"):
-        out[name] = part(row_cells, name) - part(all_cells, name)
+        out[name] = mine_side[name] * mine_side["scale"] - base_side[name] * base_side["scale"]
+    out["scaled"] = {"row": round(mine_side["scale"], 3), "all": round(base_side["scale"], 3)} if scaled else None
+    out["profiled_ms"] = {"row": mine_side["profiled_ms"], "all": base_side["profiled_ms"],
+                          "row_timed": mine_side["timed_ms"], "all_timed": base_side["timed_ms"]}
     mine, base = _kernels(row_cells), _kernels(all_cells)
-    out.update(added_ms=0.0, removed_ms=0.0, changed_ms=0.0)
-    movers = []
-    for key in set(mine) | set(base):
-        now, was = mine.get(key), base.get(key)
-        how = "added" if was is None else "removed" if now is None else "changed"
-        delta = (now["ms"] if now else 0.0) - (was["ms"] if was else 0.0)
-        if key[0] == "generated":
-            out[f"{how}_ms"] += delta
-        k = now or was
-        gbps = k["bytes"] * k["calls"] / (k["ms"] * 1e6) if k["bytes"] and k["ms"] > 0 else None
-        movers.append({"kind": key[0], "how": how, "delta_ms": delta, "name": k["name"], "ops": list(key[1]),
-                       "ms": k["ms"], "gb_per_s": gbps})
-    movers.sort(key=lambda m: -abs(m["delta_ms"]))
+    bandwidth = _bandwidth(row_cells + all_cells)
+    step_bytes = lambda ks: sum(k["bytes_step"] or 0 for k in ks.values() if k["kind"] == "generated")  # noqa: E731
+    out["bytes_mb"] = (step_bytes(mine) - step_bytes(base)) / 1e6
+    out["launches"] = sum(k["calls"] for k in mine.values()) - sum(k["calls"] for k in base.values())
+    grouped = groups(mine, base, all_cells[0]["profile"].get("fusions"))
+    out["groups"] = grouped
+    out["movers"] = _movers(mine, base, grouped, bandwidth)
+    out["bandwidth"] = bandwidth
     out["parts_ms"] = out["generated_ms"] + out["library_ms"] + out["gaps_ms"]
-    out["mismatch"] = abs(out["parts_ms"] - out["measured_ms"]) > MISMATCH * abs(out["measured_ms"])
-    out["movers"] = movers
+    miss = abs(out["parts_ms"] - out["measured_ms"])
+    out["close"] = miss <= max(CLOSE_SHARE * abs(out["measured_ms"]), CLOSE_MS)
+    out["mismatch"] = not out["close"]
     return out
 
 
-def _interval(values: list[float], seed: str):
-    if len(values) < 2:
-        return None
-    rng = random.Random(seed)
-    return _percentiles([_mean([rng.choice(values) for _ in values]) for _ in range(BOOTSTRAP)])
-
-
 def explain(cells: list[dict], rows: list[str] | None = None, models: list[str] | None = None) -> dict:
-    """{"rows": {ROW: {"models": {MODEL: split}, "over_models": {part: {mean, lo, hi}}}}}."""
+    """{"rows": {ROW: {"models": {MODEL: split}, "over_models": {part: {mean, lo, hi, models}}}}}."""
     profiled = _profiled(cells)
     if not profiled:
         raise UsageError("the results file holds no kernel profiles: run bench with --profile")
@@ -98,6 +242,9 @@ def explain(cells: list[dict], rows: list[str] | None = None, models: list[str] 
     for r in rows or ():
         if r not in have_rows:
             raise UsageError(f"--row {r!r}: no profiled cells of it; profiled rows: {', '.join(have_rows) or 'none'}")
+    if not any(c == "all" for _, c in profiled):
+        raise UsageError("the results file holds no profiled `all` cells: explain splits each row's change from "
+                         "`all`; run bench with --configs all,... --profile")
     out: dict = {"rows": {}}
     for row in rows or have_rows:
         per_model = {m: split(profiled[(m, row)], profiled[(m, "all")]) for m in models or have_models
@@ -105,53 +252,117 @@ def explain(cells: list[dict], rows: list[str] | None = None, models: list[str] 
         if not per_model:
             continue
         over = {}
-        for name in (*PARTS, "added_ms", "removed_ms", "changed_ms"):
+        for name in (*PARTS, *EXTRA):
             values = [s[name] for s in per_model.values()]
-            ci = _interval(values, f"explain-{row}-{name}")
+            ci = mean_interval(values, f"explain-{row}-{name}")
             over[name] = {"mean": _mean(values), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(values)}
-        out["rows"][row] = {"models": per_model, "over_models": over}
+        closed = sum(s["close"] for s in per_model.values())
+        out["rows"][row] = {"models": per_model, "over_models": over, "closed": closed}
     return out
+
+
+def by_fusion(result: dict, top: int) -> list[dict]:
+    """The top groups by |change| over every row and model: what a fusion (or its absence) was worth."""
+    found = []
+    for row, data in result["rows"].items():
+        for model, s in data["models"].items():
+            for g in s["groups"] or ():
+                if g["all"] != g["row"] and (g["all"] or g["row"]):
+                    found.append(dict(g, config=row, model=model, what=group_what(g)))
+    found.sort(key=lambda g: -abs(g["delta_ms"]))
+    return found[:top]
 
 
 def _ms(value) -> str:
     return f"{value:+.3f}"
 
 
-def _with_interval(stat: dict) -> str:
+def _with_interval(stat: dict, fmt=_ms) -> str:
     if stat["lo"] is None:
-        return f"{_ms(stat['mean'])} (no interval: {stat['models']} model)"
-    return f"{_ms(stat['mean'])} [{_ms(stat['lo'])}, {_ms(stat['hi'])}]"
+        return f"{fmt(stat['mean'])} (no interval: {stat['models']} model)"
+    return f"{fmt(stat['mean'])} [{fmt(stat['lo'])}, {fmt(stat['hi'])}]"
+
+
+def fusion_numbers(numbers: list[int]) -> str:
+    """#3, #7-#9: decision numbers, runs joined."""
+    runs, out = [], []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    for a, b in runs:
+        out.append(f"#{a}" if a == b else f"#{a}-#{b}")
+    return ", ".join(out)
+
+
+def group_what(g: dict) -> str:
+    """What a group holds: the fusions of `all` inside it, else its FX nodes' count."""
+    return (f"fusions {fusion_numbers(g['fusions'])} ({', '.join(g['kinds'])})" if g["fusions"] else
+            f"{len(g['nodes'])} FX node(s)" if g["nodes"] else "no FX node (a layout copy)")
+
+
+def group_text(g: dict) -> str:
+    """``fusions #17-#19 (vertical) in encoder.layer.3: 1 kernel of all -> 3, +0.041 ms, +24.1 MB per step``."""
+    what = group_what(g)
+    where = f" in {g['module']}" if g.get("module") else ""
+    mb = f", {g['delta_bytes'] / 1e6:+.1f} MB" if g.get("all_bytes") is not None or g.get("row_bytes") is not None else ""
+    return (f"{what}{where}: {len(g['all'])} kernel(s) of all -> {len(g['row'])}, "
+            f"{_ms(g['delta_ms'])} ms{mb} per step")
+
+
+def names_text(names: list[str], most: int = 3) -> str:
+    """Kernel names joined, the first ``most`` of them and a count of the rest."""
+    shown = " + ".join(names[:most])
+    return shown + (f" + {len(names) - most} more" if len(names) > most else "")
+
+
+def _rate_text(m: dict) -> str:
+    if not m["gb_per_s"]:
+        return "-"
+    return f"{m['gb_per_s']:.0f} GB/s" + {"cache": " (cache)", "estimate error": " (!est)"}.get(m.get("mark"), "")
 
 
 def print_explanation(result: dict, top: int) -> None:
-    print("change from `all` in ms per step: measured = timed (median of samples); its parts from the profile: "
-          "generated kernels (added/removed/changed, matched by ops), library kernels, gaps (no kernel running)")
+    print("change from `all` in ms per step: measured = timed; its parts from the profile: generated kernels, "
+          "library kernels, gaps (no kernel running); MB and launches per step")
     for row, data in result["rows"].items():
-        print(f"\n{row}")
-        print(f"  {'model':<24} {'measured':>9} {'generated':>10} {'(added':>8} {'removed':>8} {'changed)':>9} "
-              f"{'library':>8} {'gaps':>8} {'parts':>8}")
-        off = []
+        n = len(data["models"])
+        print(f"\n{row}: parts within 10% (or 0.02 ms) of the timed change on {data['closed']} of {n} models")
+        print(f"  {'model':<24} {'measured':>9} {'generated':>10} {'library':>8} {'gaps':>8} {'parts':>8} "
+              f"{'MB':>9} {'launches':>9}")
+        notes = []
         for model, s in data["models"].items():
-            print(f"  {model:<24} {_ms(s['measured_ms']):>9} {_ms(s['generated_ms']):>10} {_ms(s['added_ms']):>8} "
-                  f"{_ms(s['removed_ms']):>8} {_ms(s['changed_ms']):>9} {_ms(s['library_ms']):>8} "
-                  f"{_ms(s['gaps_ms']):>8} {_ms(s['parts_ms']):>8}{'  !' if s['mismatch'] else ''}")
-            if s["mismatch"]:
-                off.append(f"{model} (parts {_ms(s['parts_ms'])}, measured {_ms(s['measured_ms'])})")
+            flag = "" if s["close"] else "  !"
+            print(f"  {model:<24} {_ms(s['measured_ms']):>9} {_ms(s['generated_ms']):>10} {_ms(s['library_ms']):>8} "
+                  f"{_ms(s['gaps_ms']):>8} {_ms(s['parts_ms']):>8} {s['bytes_mb']:>+9.1f} {s['launches']:>+9.1f}{flag}")
+            if s["scaled"]:
+                notes.append(f"{model}: scaled (profiled step off the timed one by more than {SCALE_OFF:.0%}): "
+                             f"row x{s['scaled']['row']:.2f}, all x{s['scaled']['all']:.2f}")
+            if not s["close"]:
+                notes.append(f"{model}: ! parts {_ms(s['parts_ms'])} against a timed {_ms(s['measured_ms'])}: "
+                             f"read this split as shares, not milliseconds")
         over = data["over_models"]
-        print("  over models: " + "; ".join(f"{name[:-3]} {_with_interval(over[name])}" for name in PARTS))
-        if off:
-            print(f"  ! the parts differ from the measured change by more than {MISMATCH:.0%} on {len(off)} of "
-                  f"{len(data['models'])} models: {', '.join(off)} (the profiled pass ran slower or faster "
-                  f"than the timed samples; read those splits as shares, not as milliseconds)")
+        print("  over models: " + "; ".join(f"{name[:-3]} {_with_interval(over[name])}" for name in PARTS) +
+              f"; MB {_with_interval(over['bytes_mb'], lambda v: f'{v:+.1f}')}"
+              f"; launches {_with_interval(over['launches'], lambda v: f'{v:+.1f}')}")
+        for note in notes:
+            print(f"  {note}")
         movers = sorted((dict(m, model=model) for model, s in data["models"].items() for m in s["movers"]),
                         key=lambda m: -abs(m["delta_ms"]))[:top]
         if movers:
-            print(f"  kernels that moved most (of {sum(len(s['movers']) for s in data['models'].values())}):")
+            print(f"  kernels that moved most (of {sum(len(s['movers']) for s in data['models'].values())} lines; "
+                  f"a line is a group computing the same FX nodes):")
         for m in movers:
-            rate = f"{m['gb_per_s']:.1f} GB/s" if m["gb_per_s"] else "-"
             ops = ", ".join(m["ops"][:6]) + (f", +{len(m['ops']) - 6}" if len(m["ops"]) > 6 else "")
-            print(f"    {_ms(m['delta_ms'])} ms  {m['model']:<16} {m['kind']:<9} {m['how']:<7} {rate:>12}  "
-                  f"{m['name']} [{ops}]")
+            was = f"{names_text(m['was'])} -> " if m["was"] and m["now"] and m["was"] != m["now"] else ""
+            print(f"    {_ms(m['delta_ms'])} ms  {m['model']:<16} {m['kind']:<9} {m['how']:<7} {_rate_text(m):>16}  "
+                  f"{was}{names_text(m['now'] or m['was'])} [{ops}]")
+    found = by_fusion(result, top)
+    if found:
+        print("\nBy fusion: the groups that moved most (all's kernels -> the row's, computing the same FX nodes)")
+        for g in found:
+            print(f"  {g['config']:<22} {g['model']:<16} {group_text(g)}")
 
 
 def main(argv: list[str]) -> int:
@@ -161,7 +372,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("results", metavar="RESULTS")
     p.add_argument("--row", action="append", default=None, help="a row to explain (repeatable; default every one)")
     p.add_argument("--model", action="append", default=None, help="a model (repeatable; default every one)")
-    p.add_argument("--top", type=int, default=10, help="kernels that moved most, to list per row (default 10)")
+    p.add_argument("--top", type=int, default=10, help="lines to list per row, and groups by fusion (default 10)")
     p.add_argument("--json", default=None, metavar="F", help="write the split here")
     args = p.parse_args(argv)
     if args.top < 0:

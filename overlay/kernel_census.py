@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import operator
+import re
 import threading
 
 from . import runtime
@@ -30,6 +31,7 @@ class Kernel:
     graph: int  # which compiled graph (0, 1, ... in compile order; backward comes after forward)
     copies_for: list[str] = dataclasses.field(default_factory=list)  # extern ops whose inputs it lays out
     bytes: int | None = None  # estimated bytes moved per call (runtime.kernel_bytes; kernels only)
+    modules: dict[str, str] = dataclasses.field(default_factory=dict)  # node -> module path, where the graph has one
 
     def describe(self) -> str:
         return f"{self.name} [{self.backend}]: {self.ops_text()}"
@@ -64,7 +66,7 @@ class Census:
         lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
         lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
         lines.append("")
-        lines.append(f"{self.num_kernels} kernels ({self.fused_nodes} fused nodes), {len(self.externs)} extern calls, "
+        lines.append(f"{self.num_kernels} kernels from {self.fused_nodes} scheduler nodes, {len(self.externs)} extern calls, "
                      f"{self.fx_ops} post-grad FX ops, {self.graphs} graph(s); "
                      f"kernels holding >1 op: {len(self.multi_op_kernels())}")
         return "\n".join(lines)
@@ -73,6 +75,36 @@ class Census:
 def _op_name(target) -> str:
     name = str(target)
     return name[len("aten."):] if name.startswith("aten.") else getattr(target, "__name__", name)
+
+
+_MODULE_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?|^L__self___?")
+_MODULE_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]|\[['\"]?([^'\"\]]+)['\"]?\]")
+
+
+def module_path(node) -> str | None:
+    """The innermost module an FX node came from, as ``named_modules()`` spells it
+    (``encoder.layer.3.attention``), from the ``nn_module_stack`` Dynamo records; None if absent
+    (the root module's own ops give "")."""
+    stack = node.meta.get("nn_module_stack") if hasattr(node, "meta") else None
+    if not stack:
+        return None
+    path = list(stack.values())[-1][0]
+    path = _MODULE_ROOT.sub("", str(path))
+    path = _MODULE_ITEM.sub(lambda m: "." + (m.group(1) or m.group(2)), path)
+    return path.strip(".")
+
+
+def common_module(paths) -> str | None:
+    """The deepest module holding every path (dotted prefix); None if none is known."""
+    parts = [p.split(".") if p else [] for p in paths if p is not None]
+    if not parts:
+        return None
+    out = []
+    for level in zip(*parts):
+        if len(set(level)) > 1:
+            break
+        out.append(level[0])
+    return ".".join(out)
 
 
 def _is_view(target) -> bool:
@@ -115,12 +147,15 @@ def summarize(records: list[dict], result=None) -> Census:
         origins = sorted({o for o in rec["origins"] if o in owned or (rec["graph"], o) not in creators} | owned,
                          key=lambda n: n.name)
         compute = [o for o in origins if _is_compute(o)]
+        if rec["kind"] == "extern" and any(o in owned for o in compute):
+            compute = [o for o in compute if o in owned]  # the op it runs, not its inputs' neighbours
         k = Kernel(name=rec["name"], backend=rec["backend"], ops=[_op_name(o.target) for o in compute],
                    inlined=[o.name for o in compute if o not in owned],
                    views=[_op_name(o.target) for o in origins if _is_view(o.target)],
                    nodes=[o.name for o in compute], ir_nodes=rec["ir_nodes"], graph=g,
                    copies_for=sorted({_op_name(copier[(rec["graph"], b)].target) for b in rec["writes"]
-                                      if (rec["graph"], b) in copier}), bytes=rec.get("bytes"))
+                                      if (rec["graph"], b) in copier}), bytes=rec.get("bytes"),
+                   modules={o.name: m for o in compute if (m := module_path(o)) is not None})
         (externs if rec["kind"] == "extern" else kernels).append(k)
     return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index),
                   fused_nodes=fused_nodes, loop_nests=loop_nests, result=result)

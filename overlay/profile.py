@@ -44,58 +44,240 @@ def _is_graph_call(event) -> bool:
     return event.name.startswith("## Call CompiledFxGraph")
 
 
-def classify(events, census, device: str, nodes: bool = False) -> tuple[list[dict], list[tuple[float, float]]]:
-    """(kernel rows before dividing by steps, busy intervals) from profiler events.  ``nodes``: each
-    generated row also names the FX nodes it computes, which a decision log names too (bisect)."""
-    generated = {k.name: k for k in census.kernels}
+def node_key(graph: int, name: str) -> str:
+    """An FX node as profiles and explain name it: its name, prefixed by its graph after the first
+    (``1:add_3``), since a backward graph reuses the forward's names."""
+    return name if not graph else f"{graph}:{name}"
+
+
+def _generated_by_name(census) -> dict:
+    """{kernel name: what its call sites compute}: one generated kernel may run at several places
+    (Inductor reuses a kernel whose source is identical, e.g. each layer's layer norm), each site
+    computing other FX nodes; the profiler sees one name."""
+    from .kernel_census import common_module
+
+    out: dict[str, dict] = {}
+    for k in census.kernels:
+        site = out.setdefault(k.name, {"ops": [], "nodes": [], "inlined": [], "bytes": [], "modules": []})
+        site["ops"] += k.ops
+        site["nodes"] += [node_key(k.graph, n) for n in k.nodes]
+        site["inlined"] += [node_key(k.graph, n) for n in k.inlined]
+        site["modules"] += [k.modules.get(n) for n in k.nodes]
+        if k.bytes is not None:
+            site["bytes"].append(k.bytes)
+    for site in out.values():
+        site["module"] = common_module(site.pop("modules"))
+        site["sites"] = max(1, len(site["bytes"]))
+        # bytes per call: the sites' mean (sites of one source share its sizes)
+        site["bytes"] = round(sum(site["bytes"]) / len(site["bytes"])) if site["bytes"] else None
+    return out
+
+
+def _rows(calls, census) -> tuple[list[dict], list[tuple[float, float]]]:
+    """(kernel rows before dividing by steps, busy intervals) from ``calls``: (name, start, end) in
+    microseconds, a kernel's name as the census knows it or a library call's.  A generated row names
+    the FX nodes it computes (``nodes``; ``inlined``: those it recomputes without owning their
+    buffer), its module and its call sites: ``explain`` matches kernels of two rows by them, bisect
+    matches fusions to kernels by them."""
+    generated = _generated_by_name(census)
     rows: dict[str, dict] = {}
     busy = []
-
-    def add(name, kind, start, end, kernel=None):
-        row = rows.setdefault(name, {"name": name, "kind": kind, "ops": sorted(kernel.ops) if kernel else [name],
-                                     "calls": 0, "ms": 0.0, "bytes": kernel.bytes if kernel else None})
-        if nodes and kernel is not None:
-            row.setdefault("nodes", sorted(kernel.nodes))
+    for name, start, end in calls:
+        row = rows.get(name)
+        if row is None:
+            site = generated.get(name)
+            row = rows[name] = {"name": name, "kind": "generated" if site else "library",
+                                "ops": sorted(site["ops"]) if site else [name], "calls": 0, "ms": 0.0,
+                                "bytes": site["bytes"] if site else None}
+            if site:
+                row.update(nodes=sorted(set(site["nodes"])), inlined=sorted(set(site["inlined"])),
+                           module=site["module"], sites=site["sites"])
         row["calls"] += 1
         row["ms"] += (end - start) / 1000
         busy.append((start, end))
-
-    if device.startswith("cuda"):
-        for e in events:
-            if e.device_type.name != "CUDA":  # kernels, copies and memsets: the GPU's work
-                continue
-            kernel = generated.get(e.name)
-            add(e.name, "generated" if kernel else "library", e.time_range.start, e.time_range.end, kernel)
-    else:
-        for e in events:
-            name = _CPU_PREFIX.sub("", e.name)
-            kernel = generated.get(name)
-            parent = getattr(e, "cpu_parent", None)
-            if kernel is not None:
-                add(name, "generated", e.time_range.start, e.time_range.end, kernel)
-            elif parent is not None and _is_graph_call(parent) and "::" in e.name and e.name not in _CPU_BOOKKEEPING:
-                add(e.name, "library", e.time_range.start, e.time_range.end)
     return list(rows.values()), busy
 
 
-def profile_steps(step, steps: int, census, device: str) -> dict:
-    """Run ``step`` ``steps`` times under torch.profiler; the ``profile`` field of a results row."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
+def classify(events, census, device: str) -> tuple[list[dict], list[tuple[float, float]]]:
+    """``_rows`` of torch.profiler events: on CUDA the GPU's work (kernels, copies, memsets); on
+    CPU the C++ functions (under ``cpp.enable_kernel_profile``) and the compiled graph's aten calls."""
+    generated = {k.name for k in census.kernels}
+    calls = []
+    if device.startswith("cuda"):
+        for e in events:
+            if e.device_type.name == "CUDA":
+                calls.append((e.name, e.time_range.start, e.time_range.end))
+    else:
+        for e in events:
+            name = _CPU_PREFIX.sub("", e.name)
+            parent = getattr(e, "cpu_parent", None)
+            if name in generated or (parent is not None and _is_graph_call(parent) and "::" in e.name
+                                     and e.name not in _CPU_BOOKKEEPING):
+                calls.append((name, e.time_range.start, e.time_range.end))
+    return _rows(calls, census)
 
-    cuda = device.startswith("cuda")
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    step()  # the profiler's own first-call costs stay out of the pass
-    if cuda:
-        torch.cuda.synchronize()
-    with profile(activities=activities) as prof:
+
+class _Timed:
+    """A callable, or a namespace of them (``aten``, ``extern_kernels``, ``torch.ops``), in a compiled
+    graph's output code, timed at each call: the CPU profile without a profiler."""
+
+    def __init__(self, target, name: str, sink: list, chain: bool):
+        self._target, self._name, self._sink, self._chain, self._children = target, name, sink, chain, {}
+
+    def __call__(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return self._target(*args, **kwargs)
+        finally:
+            self._sink.append((self._name, t0 * 1e6, time.perf_counter() * 1e6))
+
+    def __getattr__(self, attr):
+        child = self._children.get(attr)
+        if child is None:
+            value = getattr(self._target, attr)
+            if not (self._chain or callable(value)):
+                return value
+            child = self._children[attr] = _Timed(value, f"{self._name}.{attr}", self._sink, self._chain)
+        return child
+
+
+class _TorchInCode:
+    """The ``torch`` a graph's output code sees: itself, but ``torch.ops.*`` calls are timed."""
+
+    def __init__(self, torch, sink):
+        self._torch, self.ops = torch, _Timed(torch.ops, "torch.ops", sink, chain=True)
+
+    def __getattr__(self, attr):
+        return getattr(self._torch, attr)
+
+
+_LIBRARY_NAME = re.compile(r"^(?:torch\.ops\.)?(?:aten\.)?(?P<op>.+?)(?:\.default)?$")
+
+
+def _library_name(name: str) -> str:
+    """``aten.addmm.default`` -> ``aten::addmm``; ``torch.ops.mkldnn._linear_pointwise.default`` ->
+    ``mkldnn::_linear_pointwise``; ``extern_kernels.mm`` stays."""
+    if name.startswith("extern_kernels."):
+        return name
+    if name.startswith("aten."):
+        return "aten::" + name[len("aten."):].removesuffix(".default")
+    rest = name.removeprefix("torch.ops.").removesuffix(".default")
+    ns, _, op = rest.partition(".")
+    return f"{ns}::{op}" if op else rest
+
+
+def _output_modules() -> list:
+    """Every loaded output-code module of a compiled graph (it has ``call``)."""
+    from torch._inductor.codecache import PyCodeCache
+
+    return [m for m in list(PyCodeCache.modules) + list(getattr(PyCodeCache, "modules_no_attr", {}).values())
+            if callable(getattr(m, "call", None))]
+
+
+def time_calls_cpu(step, steps: int, census) -> tuple[float, list]:
+    """Run ``step`` ``steps`` times with each generated kernel and library call of the compiled
+    graphs' output code timed in place (a perf_counter pair per call, no profiler thread: on a
+    small CPU a profiler's thread stalls OpenMP's).  The code that runs is the code that was timed.
+    (wall ms, [(name, start us, end us)])."""
+    import torch
+
+    sink: list = []
+    generated = {k.name for k in census.kernels}
+    saved = []
+    for module in {id(m): m for m in _output_modules()}.values():
+        names = vars(module)
+        for name in list(names):
+            if name in generated and callable(names[name]):
+                saved.append((module, name, names[name]))
+                setattr(module, name, _Timed(names[name], name, sink, chain=False))
+        for name, wrap in (("aten", lambda v: _Timed(v, "aten", sink, chain=True)),
+                           ("extern_kernels", lambda v: _Timed(v, "extern_kernels", sink, chain=True)),
+                           ("torch", lambda v: _TorchInCode(v, sink))):
+            if name in names and (names[name] is torch or name != "torch"):
+                saved.append((module, name, names[name]))
+                setattr(module, name, wrap(names[name]))
+    try:
+        step()  # first-call costs stay out of the pass
+        sink.clear()
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
-        if cuda:
-            torch.cuda.synchronize()
         wall_ms = (time.perf_counter() - t0) * 1000
-    rows, busy = classify(prof.events(), census, device)
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+    return wall_ms, [(n if n in generated else _library_name(n), a, b) for n, a, b in sink]
+
+
+def copy_bandwidth(device: str) -> dict:
+    """The device's own memory bandwidth, measured: a large copy (bytes read + written over the
+    best time of a few), and its last-level cache size, which a kernel must exceed for its GB/s to
+    be held against that bandwidth (``explain``'s marks).  ``{"copy_gb_per_s", "llc_bytes",
+    "copy_bytes"}``."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    nbytes = (1 << 30) if cuda else (256 << 20)
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
+    dst = torch.empty_like(src)
+    best = None
+    for _ in range(5 if cuda else 3):
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            dst.copy_(src)
+            end.record()
+            torch.cuda.synchronize()
+            ms = start.elapsed_time(end)
+        else:
+            t0 = time.perf_counter()
+            dst.copy_(src)
+            ms = (time.perf_counter() - t0) * 1000
+        best = ms if best is None else min(best, ms)
+    del src, dst
+    return {"copy_gb_per_s": round(2 * nbytes / (best * 1e6), 1), "copy_bytes": 2 * nbytes, "llc_bytes": _llc_bytes(device)}
+
+
+def _llc_bytes(device: str) -> int | None:
+    """The last-level cache: the GPU's L2, or the CPU's largest cache (sysfs)."""
+    import glob
+
+    if device.startswith("cuda"):
+        import torch
+
+        return getattr(torch.cuda.get_device_properties(device), "L2_cache_size", None)
+    best = None
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path).read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        size = int(text.rstrip("KMG")) * scale
+        best = size if best is None else max(best, size)
+    return best
+
+
+def profile_steps(step, steps: int, census, device: str) -> dict:
+    """Run ``step`` ``steps`` times profiled; the ``profile`` field of a results row.  CUDA:
+    torch.profiler's GPU activity (kernel times as the GPU ran them).  CPU: ``time_calls_cpu``."""
+    import torch
+
+    if not device.startswith("cuda"):
+        wall_ms, calls = time_calls_cpu(step, steps, census)
+        rows, busy = _rows(calls, census)
+    else:
+        from torch.profiler import ProfilerActivity, profile
+
+        step()  # the profiler's own first-call costs stay out of the pass
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+            wall_ms = (time.perf_counter() - t0) * 1000
+        rows, busy = classify(prof.events(), census, device)
     for row in rows:
         row["calls"] = round(row["calls"] / steps, 3)
         row["ms"] = row["ms"] / steps
@@ -170,7 +352,7 @@ class KernelProfile:
             p.__exit__(None, None, None)
         runtime.stop_recording()
         census = summarize([r for r in self._sink if r.get("kind")])
-        rows, busy = classify(prof.events(), census, "cuda" if cuda else "cpu", nodes=True)
+        rows, busy = classify(prof.events(), census, "cuda" if cuda else "cpu")
         rows.sort(key=lambda r: -r["ms"])
         out = {"kind": "kernel-profile", "device": "cuda" if cuda else "cpu", "wall_ms": wall_ms,
                "busy_ms": _union_ms(busy), "kernels": rows}

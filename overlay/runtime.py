@@ -257,40 +257,97 @@ def _buffer_numel(name: str) -> tuple[int, int]:
     return _hint(sympy_product(buf.get_size())), buf.get_dtype().itemsize
 
 
-def kernel_bytes(nodes) -> int | None:
-    """An estimate of the bytes a kernel moves, by the rule of Inductor's own byte count: for each
-    buffer it reads from outside and each it writes that fusion did not remove, the elements its
-    loops touch (the loop's size, once per access), but no more than the whole buffer.  A gather from
-    a large table or a read of one slice counts what the loops read, not the table."""
+def _distinct_elements(dep) -> int:
+    """Elements of its buffer a dependency touches, each counted once: for an affine index, the
+    product of the loop ranges the index depends on (a broadcast read of a [768] bias inside a
+    [4096, 768] loop touches 768); for an indirect one (a gather), the loop's size; a StarDep
+    (unknown index) touches the whole buffer."""
     from torch._inductor.utils import sympy_product
+
+    if type(dep).__name__ != "MemoryDep":
+        return 1 << 62
+    if dep.is_indirect():
+        return _hint(sympy_product(dep.size))
+    return _hint(dep.get_numel())
+
+
+def _kernel_buffers(args, outside: set[str]) -> dict[str, tuple[bool, bool]]:
+    """{buffer: (read, written)} of the buffers a generated kernel takes as pointers (its KernelArgs):
+    what it can touch, nothing that fusion kept in registers.  An in-out buffer (Inductor reuses a
+    buffer in place) is read only where one of its names is read from ``outside`` the kernel."""
+    out: dict[str, tuple[bool, bool]] = {}
+    removed = lambda v: type(v).__name__ == "RemovedArg"  # noqa: E731
+    for name in args.input_buffers:
+        out[name] = (True, False)
+    for name, inner in args.output_buffers.items():
+        if not removed(inner):
+            out[name] = (out.get(name, (False, False))[0], True)
+    seen = set()
+    for name, buf in args.inplace_buffers.items():
+        if removed(buf) or id(buf) in seen:
+            continue
+        seen.add(id(buf))
+        aliases = set(getattr(buf, "other_names", ()) or ()) | {name}
+        out[name] = (bool(aliases & outside), True)
+    return out
+
+
+def _aliases(args, name: str) -> set[str]:
+    buf = getattr(args, "inplace_buffers", {}).get(name) if args is not None else None
+    return set(getattr(buf, "other_names", ()) or ()) | {name}
+
+
+def kernel_bytes(nodes, args=None) -> int | None:
+    """An estimate of the DRAM bytes one call of a kernel moves (docs/explain.md, "Bytes").
+
+    Which buffers: those the generated kernel takes as pointers (``args``, its KernelArgs), so a
+    buffer fusion keeps in registers is never counted; without args (an old caller), the buffers
+    read from outside the kernel and those it writes that the graph did not remove.  How much of
+    each: the distinct elements its accesses touch (``_distinct_elements``), summed over the
+    distinct accesses of the kernel's nodes (two nodes reading x alike count it once), at most the
+    whole buffer; an in-out buffer counts twice (read, then written)."""
     from torch._inductor.virtualized import V
 
     try:
         snodes = [s for n in nodes for s in n.get_nodes()]
-        written = {name for s in snodes for name in s.get_buffer_names()}
-        kept = written - set(V.graph.removed_buffers) - set(getattr(V.graph, "inplaced_to_remove", ()))
-        touched: dict[str, int] = {}
-        for s in snodes:
-            ranges = s.get_ranges() if hasattr(s, "get_ranges") else None
-            loop = _hint(sympy_product(ranges[0]) * sympy_product(ranges[1])) if ranges else None
-            deps = [d for d in s.read_writes.reads if d.name not in written] + \
-                   [d for d in s.read_writes.writes if d.name in kept]
-            for dep in deps:
-                if type(dep).__name__ == "WeakDep":  # ordering only: no memory is touched
-                    continue
-                touched[dep.name] = touched.get(dep.name, 0) + (loop if loop is not None else 1 << 62)
+        reads = {d for s in snodes for d in s.read_writes.reads if type(d).__name__ != "WeakDep"}
+        writes = {d for s in snodes for d in s.read_writes.writes if type(d).__name__ != "WeakDep"}
+        if args is not None:
+            buffers = _kernel_buffers(args, {d.name for d in reads} - {d.name for d in writes})
+        else:
+            written = {d.name for d in writes}
+            gone = set(V.graph.removed_buffers) | set(getattr(V.graph, "inplaced_to_remove", ()))
+            buffers = {d.name: (True, False) for d in reads if d.name not in written}
+            for name in written - gone:
+                buffers[name] = (buffers.get(name, (False, False))[0], True)
         total = 0
-        for name in sorted(touched):
-            numel, itemsize = _buffer_numel(name)
-            total += min(touched[name], numel) * itemsize
+        for name in sorted(buffers):
+            try:
+                numel, itemsize = _buffer_numel(name)
+            except Exception:  # a seed or a name the graph does not know: no bytes to speak of
+                continue
+            for side, deps in zip(buffers[name], (reads, writes)):
+                if side:
+                    mine = [d for d in deps if d.name in _aliases(args, name)]  # an in-out buffer has several names
+                    touched = sum(_distinct_elements(d) for d in mine) if mine else numel
+                    total += min(touched, numel) * itemsize
         return total
     except Exception:  # an estimate must never break compilation
         return None
 
 
-def record_kernel(backend: str, name: str, nodes) -> None:
+def record_kernel(backend: str, name: str, nodes, args=None) -> None:
+    """``args``: the kernel's KernelArgs (Triton: ``kernel.args``; C++: ``kernel_args`` or the
+    kernel group's), the buffers it takes as pointers, for its byte estimate."""
     nodes = [n for n in nodes if hasattr(n, "get_nodes")]  # Triton node schedules hold markers too
-    _record_code("kernel", backend, name, nodes, len(nodes), kernel_bytes(nodes))
+    _record_code("kernel", backend, name, nodes, len(nodes), kernel_bytes(nodes, args))
+
+
+def cpp_kernel_args(scheduling, kernel_args):
+    """CppScheduling.define_kernel's buffers: those given, else its kernel group's (a flush)."""
+    if kernel_args is not None:
+        return kernel_args
+    return getattr(getattr(scheduling, "kernel_group", None), "args", None)
 
 
 def record_extern(scheduler_node) -> None:

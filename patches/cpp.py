@@ -51,7 +51,7 @@ PATCHES = [
         qualname="CppScheduling.define_kernel",
         anchor="return kernel_name",
         at="before",
-        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_kernel('cpp', kernel_name, nodes)",
+        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_kernel('cpp', kernel_name, nodes, __inductor_ablate__.cpp_kernel_args(self, kernel_args))",
         flag="census",
         why="records each C++ function and the FX nodes inside it for inductor_ablate.census",
     ),

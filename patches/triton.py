@@ -26,7 +26,7 @@ PATCHES = [
         qualname="TritonScheduling.define_kernel",
         anchor="return kernel_name",
         at="before",
-        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_kernel('triton', kernel_name, node_schedule)",
+        code="if __inductor_ablate__.recording(): __inductor_ablate__.record_kernel('triton', kernel_name, node_schedule, kernel.args)",
         flag="census",
         why="records each Triton kernel and the FX nodes inside it for inductor_ablate.census",
     ),

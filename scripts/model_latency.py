@@ -252,6 +252,10 @@ def main() -> int:
                    help="every buffer the generated code allocates starts as NaN, none reused: reads before writes show")
     p.add_argument("--picks", metavar="DIR",
                    help="start from bench --picks' autotuning picks in DIR, and save this compile's there")
+    p.add_argument("--census", metavar="FILE",
+                   help="write each generated kernel's name, ops and estimated bytes per call to FILE (JSON), and "
+                        "run one more step between cudaProfilerStart/Stop: under `ncu --profile-from-start off` "
+                        "that step's kernels are the ones counted (scripts/check_bytes.py joins the two)")
     p.add_argument("--samples", type=int, default=30)
     args = p.parse_args()
     if args.samples < 1:
@@ -315,6 +319,23 @@ def print_patterns(per_pattern: dict[str, int]) -> None:
     if sum(per_pattern.values()) != total:
         print(f"per-pattern counts sum to {sum(per_pattern.values())}, not Inductor's total", file=sys.stderr)
     print(f"patterns {total} matches, {counters['inductor']['pattern_matcher_nodes']} nodes matched")
+
+
+def write_census(census, path: str, run, device: str) -> None:
+    """``--census``: the kernels and their byte estimates as JSON, then one step that a profiler
+    started with ``--profile-from-start off`` (Nsight Compute) sees, warmed and autotuned already."""
+    import json
+
+    with open(path, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
+                   "kernels": [{"name": k.name, "ops": k.ops, "bytes": k.bytes} for k in census.kernels]}, f, indent=1)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        run()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+    print(f"census: {len(census.kernels)} kernels in {path}", file=sys.stderr)
 
 
 def measure(args, extra: dict, compiled_hook=lambda: None, pins: dict[str, str] | None = None) -> int:
@@ -385,6 +406,8 @@ def measure(args, extra: dict, compiled_hook=lambda: None, pins: dict[str, str] 
         run = lambda: _step(compiled, inputs, loss_fn, args.mode)  # noqa: E731
         for _ in range(3):
             run()
+        if args.census:
+            write_census(summarize(sink), args.census, run, args.device)
         number = timer.calls_per_sample(run)
         samples = [timer(run, number) for _ in range(args.samples)]
     print("ms", statistics.median(samples))

@@ -86,8 +86,21 @@ class Chromium:
         shutil.rmtree(self._profile, ignore_errors=True)
 
 
+#: What runs off the page: the document wider than the window, and each table or picture wider than
+#: the body's content box (a reader would have to scroll sideways to see it).
+OVERFLOW = """(() => {
+  const body = document.body, width = body.clientWidth, out = [];
+  if (document.documentElement.scrollWidth > window.innerWidth) out.push('document ' + document.documentElement.scrollWidth);
+  document.querySelectorAll('table, svg').forEach((el, i) => {
+    const w = el.getBoundingClientRect().width;
+    if (w > width + 1) out.push((el.className.baseVal ?? el.className) + ' #' + i + ' ' + Math.round(w) + ' > ' + width);
+  });
+  return out;
+})()"""
+
+
 def load(url: str, width: int = 1300, timeout: float = 60) -> dict:
-    """{errors, requests, text, svgs, png}: what the page did and showed once loaded."""
+    """{errors, requests, text, svgs, png, overflow}: what the page did and showed once loaded."""
     exe = executable()
     if exe is None:
         raise RuntimeError("no Chromium found (tried " + ", ".join(CANDIDATES) + "): apt-get install chromium")
@@ -105,6 +118,7 @@ def load(url: str, width: int = 1300, timeout: float = 60) -> dict:
                             returnByValue=True)["result"]["value"]
         svgs = browser.send("Runtime.evaluate", session, expression="document.querySelectorAll('svg').length",
                             returnByValue=True)["result"]["value"]
+        overflow = browser.send("Runtime.evaluate", session, returnByValue=True, expression=OVERFLOW)["result"]["value"]
         png = base64.b64decode(browser.send("Page.captureScreenshot", session, format="png",
                                             captureBeyondViewport=True)["data"])
         time.sleep(0.5)  # late console messages and requests
@@ -122,4 +136,4 @@ def load(url: str, width: int = 1300, timeout: float = 60) -> dict:
             errors.append(params["entry"]["text"])
         elif method == "Network.requestWillBeSent":
             requests.append(params["request"]["url"])
-    return {"errors": errors, "requests": requests, "text": text, "svgs": svgs, "png": png}
+    return {"errors": errors, "requests": requests, "text": text, "svgs": svgs, "png": png, "overflow": overflow}

@@ -89,7 +89,8 @@ def _groups(cells):
     return out
 
 
-BOOTSTRAP = 2000  # resamples for the 95% intervals
+from ..stats import BOOTSTRAP, percentiles as _percentiles  # noqa: E402,F401  (shared with the readers)
+
 #: A change is marked (``significant``, ``*``) only when it rests on at least this many paired
 #: measurements (row processes, each against its run's `all`, over all models).  With n of them all on
 #: one side, a percentile bootstrap always excludes zero, and under no change that happens by chance
@@ -153,13 +154,6 @@ def draw_pairs(pairs: dict, models: list[str], rng: random.Random | None = None)
         row.append(geomean([p[0] for p in picked]))
         base.append(geomean([p[1] for p in picked]))
     return geomean(row), geomean(base)
-
-
-def _percentiles(values: list[float]) -> tuple[float, float] | None:
-    values = sorted(v for v in values if v is not None)
-    if len(values) < 20:
-        return None
-    return values[int(0.025 * (len(values) - 1))], values[int(0.975 * (len(values) - 1))]
 
 
 def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:

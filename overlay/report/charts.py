@@ -76,3 +76,66 @@ def heatmap(sec: dict) -> str | None:
     ax.set_yticks(range(len(configs)), configs)
     ax.set_title("share of all's speedup kept, per model (blue: kept more, red: lost; =: all's very code)", fontsize=8)
     return _svg(fig)
+
+
+_PART_COLOURS = {"generated_ms": "#1f77b4", "library_ms": "#ff7f0e", "gaps_ms": "#7f7f7f"}
+
+
+def split_bars(result: dict) -> str | None:
+    """One stacked bar per row: the mean over models of its change from `all` in generated kernels,
+    library kernels and gaps (ms per step; parts below zero stack leftwards), the timed change
+    marked by a black bar."""
+    rows = list(result["rows"])
+    if not rows:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(rows) + 1.2))
+    for y, row in enumerate(reversed(rows)):
+        over = result["rows"][row]["over_models"]
+        right = left = 0.0
+        for part, colour in _PART_COLOURS.items():
+            value = over[part]["mean"]
+            start = right if value >= 0 else left
+            ax.barh(y, value, left=start, height=0.55, color=colour, label=part[:-3] if y == 0 else None)
+            if value >= 0:
+                right += value
+            else:
+                left += value
+        ax.plot([over["measured_ms"]["mean"]] * 2, [y - 0.38, y + 0.38], color="black", lw=2.2,
+                label="timed change" if y == 0 else None)
+    ax.axvline(0, color="#444444", lw=0.8)
+    ax.set_yticks(range(len(rows)), list(reversed(rows)))
+    ax.set_xlabel("change from all, ms per step (mean over models)")
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    ax.grid(axis="x", lw=0.3)
+    return _svg(fig)
+
+
+def bytes_time(result: dict) -> str | None:
+    """Every generated kernel as a point, bytes per call against time per call (log-log), with the
+    line of the copy bandwidth the run measured: a point above it moved more than DRAM can, so its
+    bytes sat in the cache or its estimate is wrong."""
+    points = result.get("points") or []
+    if not points:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    configs = sorted({p["config"] for p in points})
+    cmap = plt.get_cmap("tab10")
+    for i, config in enumerate(configs):
+        mine = [p for p in points if p["config"] == config]
+        ax.scatter([p["ms"] * 1e3 for p in mine], [p["bytes"] / 1e6 for p in mine], s=7, alpha=0.6,
+                   color=cmap(i % 10), label=config)
+    copy = result.get("copy_gb_per_s")
+    if copy:
+        lo = min(p["ms"] for p in points) * 1e3
+        hi = max(p["ms"] for p in points) * 1e3
+        ax.plot([lo, hi], [copy * lo / 1e3, copy * hi / 1e3], color="black", lw=1, ls="--",
+                label=f"copy bandwidth {copy:,.0f} GB/s")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("time per call, us")
+    ax.set_ylabel("bytes per call (estimate), MB")
+    ax.legend(fontsize=7, frameon=False)
+    ax.grid(lw=0.3)
+    return _svg(fig)

@@ -93,13 +93,52 @@ def kernels(sec: dict) -> str:
 
 
 def split(result: dict) -> str:
-    lines = ["| row | model | measured ms | generated | library | gaps | parts |", "|---|---|---|---|---|---|---|"]
+    """Each row's change from `all`, per model, split (``explain``)."""
+    lines = ["| row | model | measured ms | generated | library | gaps | parts | MB per step | launches per step |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    scaled = []
     for row, data in result["rows"].items():
         for model, s in data["models"].items():
             lines.append(f"| {row} | {model} | {s['measured_ms']:+.3f} | {s['generated_ms']:+.3f} | "
                          f"{s['library_ms']:+.3f} | {s['gaps_ms']:+.3f} | {s['parts_ms']:+.3f}"
-                         f"{' !' if s['mismatch'] else ''} |")
-    lines.append("\n`!`: the parts differ from the timed change by more than 10%.")
+                         f"{' !' if s['mismatch'] else ''} | {s.get('bytes_mb', 0):+.1f} | {s.get('launches', 0):+.1f} |")
+            if s.get("scaled"):
+                scaled.append(f"{row}/{model} (row x{s['scaled']['row']:.2f}, all x{s['scaled']['all']:.2f})")
+    lines.append("\n`!`: the parts differ from the timed change by more than 10% (and 0.02 ms).")
+    if scaled:
+        lines.append(f"Scaled to the timed step (a profiled step more than 10% off it): {', '.join(scaled)}.")
+    return "\n".join(lines)
+
+
+def over_models(result: dict) -> str:
+    """Per row: the mean change over models, its parts, bytes and launches, with 95% intervals, and
+    on how many models the parts met the timed change."""
+    def cell(stat, fmt):
+        if stat["lo"] is None:
+            return fmt(stat["mean"])
+        return f"{fmt(stat['mean'])} [{fmt(stat['lo'])}, {fmt(stat['hi'])}]"
+
+    ms, one = (lambda v: f"{v:+.3f}"), (lambda v: f"{v:+.1f}")
+    lines = ["| row | measured ms | generated | library | gaps | MB per step | launches per step | parts meet timed |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row, data in result["rows"].items():
+        o = data["over_models"]
+        lines.append(f"| {row} | {cell(o['measured_ms'], ms)} | {cell(o['generated_ms'], ms)} | {cell(o['library_ms'], ms)} | "
+                     f"{cell(o['gaps_ms'], ms)} | {cell(o['bytes_mb'], one)} | {cell(o['launches'], one)} | "
+                     f"{data['closed']}/{len(data['models'])} |")
+    lines.append("\nMean over models, 95% bootstrap interval over models; parts meet timed: models whose generated + "
+                 "library + gaps came within 10% (or 0.02 ms) of the timed change.")
+    return "\n".join(lines)
+
+
+def fusions(result: dict, top: int = 10) -> str:
+    """The groups of kernels that moved most: `all`'s kernels against the row's computing the same FX nodes."""
+    from ..explain import by_fusion, group_what
+
+    lines = ["| row | model | what | module | kernels (all -> row) | ms per step | MB per step |", "|---|---|---|---|---|---|---|"]
+    for g in by_fusion(result, top):
+        lines.append(f"| {g['config']} | {g['model']} | {group_what(g)} | {g['module'] or '-'} | "
+                     f"{len(g['all'])} -> {len(g['row'])} | {g['delta_ms']:+.3f} | {g['delta_bytes'] / 1e6:+.1f} |")
     return "\n".join(lines)
 
 
@@ -126,15 +165,16 @@ def cost(sections: list[dict]) -> str:
     return "\n".join(lines)
 
 
-TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "cost")
+TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "explain", "fusions", "cost")
 
 
 def table(name: str, sections: list[dict], splits: list) -> str:
     """``report --markdown --table NAME``: one table per setting, but ``cost``, whose runs share one."""
     if name == "cost":
         return cost(sections)
-    if name == "split":
-        return "\n\n".join(split(r) if r else "(no kernel profiles in this file)" for r in splits)
+    if name in ("split", "explain", "fusions"):
+        view = {"split": split, "explain": over_models, "fusions": fusions}[name]
+        return "\n\n".join(view(r) if r else "(no kernel profiles in this file)" for r in splits)
     one = {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model, "kernels": kernels}[name]
     return "\n\n".join(one(sec) for sec in sections)
 

@@ -17,15 +17,28 @@ def _row_texts(sec: dict) -> None:
         r["same_text"] = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
 
 
+def short_name(name: str, most: int = 44) -> str:
+    """A kernel name cut to ``most`` characters (its numbered tail kept, which tells kernels apart);
+    the page puts the full name in a title."""
+    if len(name) <= most:
+        return name
+    tail = name.rsplit("_", 1)[-1] if name.rsplit("_", 1)[-1].isdigit() else ""
+    keep = most - len(tail) - 2
+    return f"{name[:keep]}…{'_' + tail if tail else ''}"
+
+
 def render(sources: list[str], sections: list[dict], splits: list, logs: list[tuple[str, dict]]) -> str:
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.dirname(__file__)), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
+    env.filters["short"] = short_name
     for sec, result in zip(sections, splits):
         _row_texts(sec)
         sec["noise_line"] = markdown.noise_line(sec)
         sec["forest"], sec["heatmap"], sec["split"] = charts.forest(sec), charts.heatmap(sec), result
+        if result:
+            result["bars"], result["scatter"] = charts.split_bars(result), charts.bytes_time(result)
     shown = [{"path": path, "counts": data["counts"], "total": len(data["remarks"]),
               "remarks": data["remarks"][:MAX_REMARKS], "shown": min(len(data["remarks"]), MAX_REMARKS)}
              for path, data in logs]

@@ -147,8 +147,10 @@ cost = report.cost
 
 
 def profile_split(cells: list[dict], top: int = 8) -> dict | None:
-    """``explain``'s split of each row's change, where the cells hold kernel profiles, else None."""
-    from ..explain import explain
+    """``explain``'s split of each row's change, where the cells hold kernel profiles, else None;
+    with each row's ``top`` lines, the groups that moved most (``by_fusion``) and every generated
+    kernel's bytes and time per call (``points``, for the bytes-vs-time plot)."""
+    from ..explain import by_fusion, explain
 
     if not any(c.get("status") == "ok" and c.get("profile") for c in cells):
         return None
@@ -156,6 +158,13 @@ def profile_split(cells: list[dict], top: int = 8) -> dict | None:
     for data in result["rows"].values():
         data["top"] = sorted((dict(m, model=model) for model, s in data["models"].items() for m in s["movers"]),
                              key=lambda m: -abs(m["delta_ms"]))[:top]
+    result["by_fusion"] = by_fusion(result, top)
+    result["points"] = [{"config": c["config"], "ms": k["ms"] / k["calls"], "bytes": k["bytes"]}
+                        for c in cells if c.get("status") == "ok" and c.get("profile")
+                        for k in c["profile"]["kernels"] if k["kind"] == "generated" and k.get("bytes") and k["calls"]]
+    gbps = sorted(c["profile"]["copy_gb_per_s"] for c in cells
+                  if c.get("status") == "ok" and (c.get("profile") or {}).get("copy_gb_per_s"))
+    result["copy_gb_per_s"] = gbps[len(gbps) // 2] if gbps else None
     return result
 
 
