@@ -32,6 +32,7 @@ class Kernel:
     copies_for: list[str] = dataclasses.field(default_factory=list)  # extern ops whose inputs it lays out
     bytes: int | None = None  # estimated bytes moved per call (runtime.kernel_bytes; kernels only)
     modules: dict[str, str] = dataclasses.field(default_factory=dict)  # node -> module path, where the graph has one
+    read_bytes: int | None = None  # of ``bytes``, those read
 
     def describe(self) -> str:
         return f"{self.name} [{self.backend}]: {self.ops_text()}"
@@ -155,7 +156,8 @@ def summarize(records: list[dict], result=None) -> Census:
                    nodes=[o.name for o in compute], ir_nodes=rec["ir_nodes"], graph=g,
                    copies_for=sorted({_op_name(copier[(rec["graph"], b)].target) for b in rec["writes"]
                                       if (rec["graph"], b) in copier}), bytes=rec.get("bytes"),
-                   modules={o.name: m for o in compute if (m := module_path(o)) is not None})
+                   modules={o.name: m for o in compute if (m := module_path(o)) is not None},
+                   read_bytes=rec.get("read_bytes"))
         (externs if rec["kind"] == "extern" else kernels).append(k)
     return Census(kernels=kernels, externs=externs, fx_ops=fx_ops, graphs=len(graph_index),
                   fused_nodes=fused_nodes, loop_nests=loop_nests, result=result)

@@ -58,17 +58,20 @@ def _generated_by_name(census) -> dict:
 
     out: dict[str, dict] = {}
     for k in census.kernels:
-        site = out.setdefault(k.name, {"ops": [], "nodes": [], "inlined": [], "bytes": [], "modules": []})
+        site = out.setdefault(k.name, {"ops": [], "nodes": [], "inlined": [], "bytes": [], "read": [], "modules": [],
+                                       "sites": 0})
+        site["sites"] += 1
         site["ops"] += k.ops
         site["nodes"] += [node_key(k.graph, n) for n in k.nodes]
         site["inlined"] += [node_key(k.graph, n) for n in k.inlined]
         site["modules"] += [k.modules.get(n) for n in k.nodes]
         if k.bytes is not None:
             site["bytes"].append(k.bytes)
+            site["read"].append(k.read_bytes or 0)
     for site in out.values():
         site["module"] = common_module(site.pop("modules"))
-        site["sites"] = max(1, len(site["bytes"]))
         # bytes per call: the sites' mean (sites of one source share its sizes)
+        site["read_bytes"] = round(sum(site.pop("read")) / len(site["bytes"])) if site["bytes"] else None
         site["bytes"] = round(sum(site["bytes"]) / len(site["bytes"])) if site["bytes"] else None
     return out
 
@@ -91,7 +94,7 @@ def _rows(calls, census) -> tuple[list[dict], list[tuple[float, float]]]:
                                 "bytes": site["bytes"] if site else None}
             if site:
                 row.update(nodes=sorted(set(site["nodes"])), inlined=sorted(set(site["inlined"])),
-                           module=site["module"], sites=site["sites"])
+                           module=site["module"], sites=site["sites"], read_bytes=site["read_bytes"])
         row["calls"] += 1
         row["ms"] += (end - start) / 1000
         busy.append((start, end))
@@ -174,11 +177,13 @@ def _output_modules() -> list:
             if callable(getattr(m, "call", None))]
 
 
-def time_calls_cpu(step, steps: int, census) -> tuple[float, list]:
+def time_calls_cpu(step, steps: int, census, between=None, per_sample: int | None = None) -> tuple[float, list]:
     """Run ``step`` ``steps`` times with each generated kernel and library call of the compiled
     graphs' output code timed in place (a perf_counter pair per call, no profiler thread: on a
-    small CPU a profiler's thread stalls OpenMP's).  The code that runs is the code that was timed.
-    (wall ms, [(name, start us, end us)])."""
+    small CPU a profiler's thread stalls OpenMP's).  The code that runs is the code that was timed,
+    and as it was timed: with ``between`` (the eager step), samples of ``per_sample`` steps each
+    follow a run of ``between``, untimed, as the timing interleaves eager and compiled samples.
+    (wall ms, [(name, start us, end us)], steps) of the middle half of the samples by their step time."""
     import torch
 
     sink: list = []
@@ -196,17 +201,31 @@ def time_calls_cpu(step, steps: int, census) -> tuple[float, list]:
             if name in names and (names[name] is torch or name != "torch"):
                 saved.append((module, name, names[name]))
                 setattr(module, name, wrap(names[name]))
+    per_sample = per_sample or steps
+    samples = []  # (wall s, steps, first call, end call) of each sample
     try:
         step()  # first-call costs stay out of the pass
         sink.clear()
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        wall_ms = (time.perf_counter() - t0) * 1000
+        done = 0
+        while done < steps:
+            if between is not None:
+                for _ in range(per_sample):
+                    between()
+            n, first = min(per_sample, steps - done), len(sink)
+            t0 = time.perf_counter()
+            for _ in range(n):
+                step()
+            samples.append((time.perf_counter() - t0, n, first, len(sink)))
+            done += n
     finally:
         for module, name, value in saved:
             setattr(module, name, value)
-    return wall_ms, [(n if n in generated else _library_name(n), a, b) for n, a, b in sink]
+    # the middle half of the samples by wall, as the timing's median keeps clear of a slow sample
+    ranked = sorted(samples, key=lambda x: x[0] / x[1])
+    kept = ranked[len(ranked) // 4: max(len(ranked) // 4 + 1, (3 * len(ranked) + 3) // 4)]
+    calls = [c for _, _, a, b in kept for c in sink[a:b]]
+    return (sum(w for w, *_ in kept) * 1000, [(n if n in generated else _library_name(n), a, b) for n, a, b in calls],
+            sum(n for _, n, *_ in kept))
 
 
 def copy_bandwidth(device: str) -> dict:
@@ -258,13 +277,14 @@ def _llc_bytes(device: str) -> int | None:
     return best
 
 
-def profile_steps(step, steps: int, census, device: str) -> dict:
+def profile_steps(step, steps: int, census, device: str, between=None, per_sample: int | None = None) -> dict:
     """Run ``step`` ``steps`` times profiled; the ``profile`` field of a results row.  CUDA:
-    torch.profiler's GPU activity (kernel times as the GPU ran them).  CPU: ``time_calls_cpu``."""
+    torch.profiler's GPU activity (kernel times as the GPU ran them).  CPU: ``time_calls_cpu``,
+    interleaved with ``between`` as the timing was."""
     import torch
 
     if not device.startswith("cuda"):
-        wall_ms, calls = time_calls_cpu(step, steps, census)
+        wall_ms, calls, steps = time_calls_cpu(step, steps, census, between, per_sample)
         rows, busy = _rows(calls, census)
     else:
         from torch.profiler import ProfilerActivity, profile

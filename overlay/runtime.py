@@ -232,12 +232,14 @@ def _written(nodes) -> list[str]:
     return [name for n in nodes for name in n.get_buffer_names()]
 
 
-def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int, nbytes: int | None = None) -> None:
+def _record_code(kind: str, backend: str, name: str, nodes, ir_nodes: int,
+                 split: tuple[int, int] | None = None) -> None:
     from torch._inductor.virtualized import V
 
     _recording.sink.append({"kind": kind, "backend": backend, "name": name, "graph": id(V.graph),
                             "ir_nodes": ir_nodes, "origins": _origins(nodes), "writes": _written(nodes),
-                            "bytes": nbytes})
+                            "bytes": None if split is None else sum(split),
+                            "read_bytes": None if split is None else split[0]})
 
 
 def _hint(expr) -> int:
@@ -298,7 +300,13 @@ def _aliases(args, name: str) -> set[str]:
 
 
 def kernel_bytes(nodes, args=None) -> int | None:
-    """An estimate of the DRAM bytes one call of a kernel moves (docs/explain.md, "Bytes").
+    """The bytes one call of a kernel moves, read and written (``kernel_bytes_split``)."""
+    split = kernel_bytes_split(nodes, args)
+    return None if split is None else sum(split)
+
+
+def kernel_bytes_split(nodes, args=None) -> tuple[int, int] | None:
+    """(read, written): an estimate of the bytes one call of a kernel moves (docs/explain.md, "Bytes").
 
     Which buffers: those the generated kernel takes as pointers (``args``, its KernelArgs), so a
     buffer fusion keeps in registers is never counted; without args (an old caller), the buffers
@@ -320,18 +328,18 @@ def kernel_bytes(nodes, args=None) -> int | None:
             buffers = {d.name: (True, False) for d in reads if d.name not in written}
             for name in written - gone:
                 buffers[name] = (buffers.get(name, (False, False))[0], True)
-        total = 0
+        total = [0, 0]  # read, written
         for name in sorted(buffers):
             try:
                 numel, itemsize = _buffer_numel(name)
             except Exception:  # a seed or a name the graph does not know: no bytes to speak of
                 continue
-            for side, deps in zip(buffers[name], (reads, writes)):
+            for i, (side, deps) in enumerate(zip(buffers[name], (reads, writes))):
                 if side:
                     mine = [d for d in deps if d.name in _aliases(args, name)]  # an in-out buffer has several names
                     touched = sum(_distinct_elements(d) for d in mine) if mine else numel
-                    total += min(touched, numel) * itemsize
-        return total
+                    total[i] += min(touched, numel) * itemsize
+        return total[0], total[1]
     except Exception:  # an estimate must never break compilation
         return None
 
@@ -340,7 +348,7 @@ def record_kernel(backend: str, name: str, nodes, args=None) -> None:
     """``args``: the kernel's KernelArgs (Triton: ``kernel.args``; C++: ``kernel_args`` or the
     kernel group's), the buffers it takes as pointers, for its byte estimate."""
     nodes = [n for n in nodes if hasattr(n, "get_nodes")]  # Triton node schedules hold markers too
-    _record_code("kernel", backend, name, nodes, len(nodes), kernel_bytes(nodes, args))
+    _record_code("kernel", backend, name, nodes, len(nodes), kernel_bytes_split(nodes, args))
 
 
 def cpp_kernel_args(scheduling, kernel_args):

@@ -328,7 +328,8 @@ def write_census(census, path: str, run, device: str) -> None:
 
     with open(path, "w") as f:
         json.dump({"device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
-                   "kernels": [{"name": k.name, "ops": k.ops, "bytes": k.bytes} for k in census.kernels]}, f, indent=1)
+                   "kernels": [{"name": k.name, "ops": k.ops, "bytes": k.bytes, "read_bytes": k.read_bytes}
+                               for k in census.kernels]}, f, indent=1)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
         torch.cuda.profiler.start()

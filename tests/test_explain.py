@@ -83,11 +83,13 @@ def test_explain_splits_the_change_into_its_parts(profiled, tmp_path):
             cells = _cells(data, model)
             mine, base = cells[row]["profile"], cells["all"]["profile"]
             assert split["measured_ms"] == pytest.approx(cells[row]["compiled_ms"] - cells["all"]["compiled_ms"])
-            # the parts add up to the profiled change in step time, each side scaled to its timed step
-            # when its profiled step was more than 10% off (and the output says by how much)
-            s = split["scaled"] or {"row": 1.0, "all": 1.0}
-            step_change = mine["step_ms"] * s["row"] - base["step_ms"] * s["all"]
-            assert split["parts_ms"] == pytest.approx(step_change, rel=2e-3, abs=1e-6)
+            # the parts add up to the profiled change in step time; a side whose profiled step was more
+            # than 10% off its timed step is scaled to the timed step (and the output says by how much)
+            def step(side, profile):
+                sc = (split["scaled"] or {}).get(side)
+                return profile["step_ms"] if sc is None else profile["timed_ms"] if sc["what"] == "gaps" else \
+                    profile["step_ms"] * sc["factor"]
+            assert split["parts_ms"] == pytest.approx(step("row", mine) - step("all", base), rel=2e-3, abs=1e-5)
             assert bool(split["scaled"]) == (f"{model}: scaled" in proc.stdout.split(f"\n{row}:")[1].split("\n\n")[0])
             # every group's change adds up to the generated kernels' change, unscaled
             assert sum(g["delta_ms"] for g in split["groups"]) == pytest.approx(_generated_ms(mine) - _generated_ms(base))
@@ -154,8 +156,9 @@ def test_a_synthetic_profile_gives_each_kernel_its_own_bandwidth_and_marks():
     assert s["close"] and s["scaled"] is None
     # a profiled step 30% slower than timed is scaled, and the parts then meet the timed change
     slow = split([_cell("row", row["profile"]["kernels"], 0.0152 * 1.3, timed_ms=0.0152)], [base])
-    assert slow["scaled"] == {"row": pytest.approx(1 / 1.3, abs=1e-3), "all": 1.0}
-    assert slow["parts_ms"] == pytest.approx(slow["measured_ms"], abs=1e-6)
+    gaps = 0.0152 * 1.3 - 0.0052
+    assert slow["scaled"] == {"row": {"what": "gaps", "factor": pytest.approx((0.0152 - 0.0052) / gaps, abs=1e-3)}}
+    assert slow["parts_ms"] == pytest.approx(slow["measured_ms"], abs=1e-6)  # the kernels' own times kept
 
 
 def test_a_profile_from_before_nodes_were_recorded_still_reads():
@@ -275,3 +278,30 @@ def test_a_users_script_gets_a_kernel_profile_from_a_variable_or_a_block(tmp_pat
                          env={**env, "INDUCTOR_KERNEL_PROFILE": str(tmp_path / "no" / "such" / "dir" / "p.json")})
     assert bad.returncode == 2 and "INDUCTOR_KERNEL_PROFILE" in bad.stderr, bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+BLOCK = r'''
+import json, torch
+from inductor_ablate.kernel_census import census
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln, self.fc, self.out = torch.nn.LayerNorm(64), torch.nn.Linear(64, 128), torch.nn.Linear(128, 64)
+    def forward(self, x):
+        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln(x))))
+with torch.no_grad():
+    c = census(Block(), torch.randn(32, 64))
+print(json.dumps({"externs": [k.ops for k in c.externs], "modules": [sorted(set(k.modules.values())) for k in c.kernels]}))
+'''
+
+
+def test_census_of_a_small_block_names_each_extern_call_by_the_op_it_runs(tmp_path):
+    """An addmm extern call once listed the layer-norm ops of the kernel beside it; each kernel
+    names the modules its nodes came from, as named_modules() spells them."""
+    proc = subprocess.run([sys.executable, "-c", BLOCK], capture_output=True, text=True, timeout=600,
+                          env=clean_env(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["externs"] and all(len(ops) == 1 and ops[0] in ("addmm.default", "mm.default") for ops in got["externs"]), got
+    modules = {m for ms in got["modules"] for m in ms}
+    assert "ln" in modules and modules <= {"", "ln", "fc", "out"}, got

@@ -13,7 +13,7 @@ from conftest import clean_env
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 H200 = os.path.join(ROOT, "docs", "results", "h200-real-bf16-inference.json")
-PROFILED = os.path.join(ROOT, "docs", "results", "raw", "h200-explain-bf16-part.json")
+PROFILED = os.path.join(ROOT, "docs", "results", "h100-explain-bf16-inference.json")
 
 
 def _cli(*args):
@@ -34,8 +34,9 @@ def test_the_page_opens_in_chromium_from_disk_with_no_error_and_no_network(h200_
     of the results file in the DOM, both pictures drawn, a screenshot that is not blank."""
     from PIL import Image
 
-    seen = browser.load(h200_page.resolve().as_uri())
+    seen = browser.load(h200_page.resolve().as_uri(), width=1400)
     assert seen["errors"] == [], seen["errors"]
+    assert seen["overflow"] == [], seen["overflow"]  # no table or picture runs off a 1,400 px window
     assert [u for u in seen["requests"] if not u.startswith("data:")] == [h200_page.resolve().as_uri()], seen["requests"]
     cells = json.load(open(H200))["cells"]
     for name in {c["model"] for c in cells} | {c["config"] for c in cells}:
@@ -85,6 +86,12 @@ def test_profiles_and_a_decision_log_add_the_split_and_remarks(tmp_path):
     html = out.read_text()
     assert 'class="split"' in html and "Kernels that moved most" in html and "no-fusion-no-inlining" in html
     assert 'class="refused">refused' in html and "no shared data" in html and 'class="fused">fused' in html
+    # the explain part fits a 1,400 px window: long kernel names cut, the full name on hover; one
+    # stacked bar per row and the bytes-vs-time plot drawn beside the study's two pictures
+    assert "Bytes against time" in html and 'title="triton_' in html and "…" in html
+    seen = browser.load(out.resolve().as_uri(), width=1400)
+    assert seen["errors"] == [] and seen["overflow"] == [], (seen["errors"], seen["overflow"])
+    assert seen["svgs"] >= 4
 
 
 @pytest.mark.parametrize("case", ["missing", "malformed", "unwritable", "not_a_log", "a_directory"])

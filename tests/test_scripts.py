@@ -188,6 +188,9 @@ def test_compare_runs_refuses_files_of_two_settings_in_one_line(tmp_path):
     ("model_latency.py", ["mlp_gelu", "--device", "cpu", "--pin", "/nonexistent/triton-picks.txt"],
      "--pin /nonexistent/triton-picks.txt: pins Triton kernels' configs, and --device cpu generates none"),
     ("bench_overhead.py", ["--rounds", "0"], "--rounds 0: expected 1 or more"),
+    ("check_bytes.py", ["census.json"], "give census and ncu files in pairs"),
+    ("check_bytes.py", ["/nonexistent/census.json", "/nonexistent/ncu.csv"], "cannot read /nonexistent/census.json"),
+    ("check_bytes.py", [__file__, __file__], "not a census file"),
     ("config_sweep.py", ["/nonexistent/graph-2.py"], "/nonexistent/graph-2.py: no such file"),
     ("config_sweep.py", [__file__, "--runs", "1"], "--runs 1: at least 2, to tell a race"),
     ("config_sweep.py", [__file__, "--pin", "/nonexistent/triton-picks.txt"], "--pin /nonexistent/triton-picks.txt: no such file"),
@@ -591,3 +594,31 @@ def test_a_kernel_loaded_twice_keeps_its_settled_config():
 
 
 
+
+
+NCU_CSV = """==PROF== Connected to process 1
+"ID","Kernel Name","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum"
+"","","byte","byte","ns"
+"0","triton_poi_fused_gelu_0","25,165,824","2,000,000","30,000"
+"1","triton_poi_fused_gelu_0","25,165,824","2,000,000","30,000"
+"2","nvjet_sm90_gemm","1,000","1,000","5,000"
+"""
+
+
+def test_check_bytes_holds_each_estimate_against_the_dram_counters(tmp_path):
+    """A kernel launched twice (one census entry per call site), ncu's thousands separators: the
+    estimate over DRAM reads is 2 where a kernel writes as much as it reads, and its read part 1."""
+    census = tmp_path / "census.json"
+    census.write_text(json.dumps({"device": "NVIDIA H100", "kernels": [
+        {"name": "triton_poi_fused_gelu_0", "ops": ["gelu"], "bytes": 2 * 25_165_824, "read_bytes": 25_165_824}] * 2}))
+    ncu = tmp_path / "ncu.csv"
+    ncu.write_text(NCU_CSV)
+    out = tmp_path / "check.json"
+    proc = script("check_bytes.py", str(census), str(ncu), "--label", "m/all", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    (kernel,) = data["kernels"]
+    assert kernel["dram_read"] == 25_165_824 and kernel["ms"] == pytest.approx(0.03) and kernel["sites"] == 2
+    s = data["summary"]["pointwise"]
+    assert s["estimate_over_dram_read"]["median"] == pytest.approx(2.0)
+    assert s["read_estimate_over_dram_read"]["median"] == pytest.approx(1.0) and s["read_estimate_over_dram_read"]["within_10pct"] == 1

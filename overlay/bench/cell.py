@@ -275,26 +275,33 @@ CLOSURE = 0.10
 PROFILE_ATTEMPTS = 3
 
 
-def _profile(task, inputs, loss_fn, compiled, census, timed_ms: float, number: int) -> dict:
+def _profile(task, model, inputs, loss_fn, compiled, census, timed_ms: float, number: int) -> dict:
     """The cell's kernel profile over task["profile"] steps (inductor_ablate.profile), after timing,
     of the code that was timed (CUDA graphs where the row has them, same inputs and threads).  CPU:
-    that code's unprofiled step is timed again just before, so the profile's own overhead is
-    measured (``overhead``).  A pass whose step is more than CLOSURE off ``timed_ms`` runs again, up
+    in samples interleaved with eager ones, as timed, and the same unprofiled just before, so the
+    profile's own overhead is measured (``overhead``).  A pass whose step is more than CLOSURE off ``timed_ms`` runs again, up
     to PROFILE_ATTEMPTS in all; the closest is kept, with ``timed_ms`` and ``attempts`` beside it,
     so explain can say when its split is scaled and by how much."""
     from inductor_ablate.profile import copy_bandwidth, profile_steps
 
     device, mode = task["device"], task["mode"]
-    steps = max(task["profile"], number)  # at least a timed sample's calls: as long a pass as a sample
     t0 = time.perf_counter()
     step = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
-    unprofiled = None
+    unprofiled, between = None, None
+    steps = max(task["profile"], number)  # at least a timed sample's calls
     if not device.startswith("cuda"):
+        # CPU: samples as the timing ran them, each after an eager sample (which leaves the caches
+        # and OpenMP's threads as the timed samples found them), five samples' worth
         timer = _Timer(device)
-        unprofiled = statistics.median([timer(step, number) for _ in range(5)])
+        between, steps = lambda: _step(model, inputs, loss_fn, mode), max(task["profile"], 5 * number)
+
+        def sample():  # unprofiled, as the timing ran it: an eager sample, then the compiled one
+            timer(between, number)
+            return timer(step, number)
+        unprofiled = statistics.median([sample() for _ in range(5)])
     best = None
     for attempt in range(1, PROFILE_ATTEMPTS + 1):
-        out = profile_steps(step, steps, census, device)
+        out = profile_steps(step, steps, census, device, between, number)
         off = abs(out["step_ms"] - timed_ms) / timed_ms
         if best is None or off < best[0]:
             best = (off, out)
@@ -401,7 +408,7 @@ def run_cell(task: dict) -> dict:
             row["timed_at"] = [round(time.time() - row["timing_s"], 3), round(time.time(), 3)]
             if task.get("profile"):
                 fusions = profile_fusions(decision_log)
-                row["profile"] = _profile(task, inputs, loss_fn, compiled, census,
+                row["profile"] = _profile(task, model, inputs, loss_fn, compiled, census,
                                           statistics.median(compiled_ms), number)
                 row["profile"]["fusions"] = fusions
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
