@@ -24,7 +24,7 @@ import json
 from collections import defaultdict
 
 from .errors import OneLineParser, UsageError, check_writable
-from .profile import totals
+from .profile import measured_bandwidth, totals
 from .results import read_results_file
 from .stats import mean as _mean, mean_interval
 
@@ -64,13 +64,6 @@ def _kernels(cells: list[dict]) -> dict:
         k["bytes_step"] = k["bytes"] * k["calls"] if k["bytes"] is not None else None
         k["gb_per_s"] = rate(k["bytes_step"], k["ms"])
     return out
-
-
-def _bandwidth(cells: list[dict]) -> dict:
-    """The copy bandwidth and last-level cache the cells measured (their median), if they did."""
-    gbps = sorted(c["profile"]["copy_gb_per_s"] for c in cells if c["profile"].get("copy_gb_per_s"))
-    llc = [c["profile"]["llc_bytes"] for c in cells if c["profile"].get("llc_bytes")]
-    return {"copy_gb_per_s": gbps[len(gbps) // 2] if gbps else None, "llc_bytes": max(llc) if llc else None}
 
 
 def mark(kernel: dict, bandwidth: dict) -> str | None:
@@ -235,7 +228,7 @@ def split(row_cells: list[dict], all_cells: list[dict]) -> dict:
     out["profiled_ms"] = {"row": mine_side["profiled_ms"], "all": base_side["profiled_ms"],
                           "row_timed": mine_side["timed_ms"], "all_timed": base_side["timed_ms"]}
     mine, base = _kernels(row_cells), _kernels(all_cells)
-    bandwidth = _bandwidth(row_cells + all_cells)
+    bandwidth = measured_bandwidth(row_cells + all_cells)
     step_bytes = lambda ks: sum(k["bytes_step"] or 0 for k in ks.values() if k["kind"] == "generated")  # noqa: E731
     out["bytes_mb"] = (step_bytes(mine) - step_bytes(base)) / 1e6
     out["launches"] = sum(k["calls"] for k in mine.values()) - sum(k["calls"] for k in base.values())

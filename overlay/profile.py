@@ -257,6 +257,15 @@ def copy_bandwidth(device: str) -> dict:
     return {"copy_gb_per_s": round(2 * nbytes / (best * 1e6), 1), "copy_bytes": 2 * nbytes, "llc_bytes": _llc_bytes(device)}
 
 
+def measured_bandwidth(cells) -> dict:
+    """The copy bandwidth and last-level cache that profiled cells measured, their median: a run's
+    own figure (``meta``), and what explain holds each kernel against."""
+    profiles = [c.get("profile") or {} for c in cells if c.get("status") == "ok"]
+    gbps = sorted(p["copy_gb_per_s"] for p in profiles if p.get("copy_gb_per_s"))
+    llc = [p["llc_bytes"] for p in profiles if p.get("llc_bytes")]
+    return {"copy_gb_per_s": gbps[len(gbps) // 2] if gbps else None, "llc_bytes": max(llc) if llc else None}
+
+
 def _llc_bytes(device: str) -> int | None:
     """The last-level cache: the GPU's L2, or the CPU's largest cache (sysfs)."""
     import glob

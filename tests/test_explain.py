@@ -38,7 +38,7 @@ def _cells(data, model="mlp_gelu"):
 
 def test_every_ok_cell_holds_a_kernel_profile(profiled):
     _, data = profiled
-    assert data["meta"]["profile"] == 5
+    assert data["meta"]["profile"] == 5 and data["meta"]["bandwidth"]["copy_gb_per_s"] > 0.1
     cells = _cells(data)
     assert set(cells) == set(ROWS) and all(c["status"] == "ok" for c in cells.values())
     for config, cell in cells.items():
@@ -89,7 +89,9 @@ def test_explain_splits_the_change_into_its_parts(profiled, tmp_path):
                 sc = (split["scaled"] or {}).get(side)
                 return profile["step_ms"] if sc is None else profile["timed_ms"] if sc["what"] == "gaps" else \
                     profile["step_ms"] * sc["factor"]
-            assert split["parts_ms"] == pytest.approx(step("row", mine) - step("all", base), rel=2e-3, abs=1e-5)
+            # (the factor is printed to 3 decimals: a step's share of that rounding is the tolerance)
+            assert split["parts_ms"] == pytest.approx(step("row", mine) - step("all", base),
+                                                      abs=1e-3 * (mine["step_ms"] + base["step_ms"]))
             assert bool(split["scaled"]) == (f"{model}: scaled" in proc.stdout.split(f"\n{row}:")[1].split("\n\n")[0])
             # every group's change adds up to the generated kernels' change, unscaled
             assert sum(g["delta_ms"] for g in split["groups"]) == pytest.approx(_generated_ms(mine) - _generated_ms(base))

@@ -13,6 +13,7 @@ import time
 
 from ..results import (KEY_FIELDS, all_cuts, cell_key, earlier_meta, kept_on_resume, pieces, read_results_file,
                        save_results)
+from ..profile import measured_bandwidth
 from .configs import by_name
 from .estimate import Budget, BudgetSpent
 from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
@@ -216,6 +217,8 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
 
     def save() -> None:
         piece["wall_s"] = round(time.perf_counter() - t0, 1)
+        if profile:  # the device's own bandwidth, as the profiled cells measured it
+            meta["bandwidth"] = measured_bandwidth(rows.values())
         save_results(results_path, rows, meta)
     pricer = None
     if budget is not None and cells:

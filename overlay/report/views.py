@@ -151,6 +151,7 @@ def profile_split(cells: list[dict], top: int = 8) -> dict | None:
     with each row's ``top`` lines, the groups that moved most (``by_fusion``) and every generated
     kernel's bytes and time per call (``points``, for the bytes-vs-time plot)."""
     from ..explain import by_fusion, explain
+    from ..profile import measured_bandwidth
 
     if not any(c.get("status") == "ok" and c.get("profile") for c in cells):
         return None
@@ -162,9 +163,7 @@ def profile_split(cells: list[dict], top: int = 8) -> dict | None:
     result["points"] = [{"config": c["config"], "ms": k["ms"] / k["calls"], "bytes": k["bytes"]}
                         for c in cells if c.get("status") == "ok" and c.get("profile")
                         for k in c["profile"]["kernels"] if k["kind"] == "generated" and k.get("bytes") and k["calls"]]
-    gbps = sorted(c["profile"]["copy_gb_per_s"] for c in cells
-                  if c.get("status") == "ok" and (c.get("profile") or {}).get("copy_gb_per_s"))
-    result["copy_gb_per_s"] = gbps[len(gbps) // 2] if gbps else None
+    result["copy_gb_per_s"] = measured_bandwidth(cells)["copy_gb_per_s"]
     return result
 
 
