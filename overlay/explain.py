@@ -15,8 +15,9 @@ Closure: the parts come from a profiled pass, the measured change from the timin
 profiled step is more than 2% off its timed step (the profiler's own cost: CUPTI adds a few percent
 under CUDA graphs) is *scaled* (``_side``: its gaps taken from the timed step, the factor printed;
 ``raw_parts_ms`` keeps the split as profiled); a split whose parts still miss the timed change by
-more than 10% (and 0.02 ms) is marked ``!``.  Bandwidths are held against the copy bandwidth each profiled cell measured: above it,
-a kernel is cache-resident when its bytes fit the last-level cache, else an estimate error.
+more than 10% (and 0.02 ms) is marked ``!``.  Bandwidths are held against the copy bandwidth the
+profiled cells measured (``mark``): above it, a kernel is cache-resident when the bytes beyond the
+last-level cache still fit it, else an estimate error.
 """
 from __future__ import annotations
 
@@ -106,8 +107,9 @@ def groups(mine: dict, base: dict, fusions: list[dict] | None = None) -> list[di
         inliners: dict = defaultdict(list)  # node -> this side's kernels recomputing it inline
         for i, (s, k) in enumerate(gen):
             if s == side:
+                owned = _owned(k)
                 for node in k["nodes"]:
-                    (owners if node in _owned(k) else inliners)[node].append(i)
+                    (owners if node in owned else inliners)[node].append(i)
         for node in set(owners) | set(inliners):
             for i in owners.get(node) or inliners[node]:  # a node no kernel owns is held where it is inlined
                 if node in holder:
@@ -158,8 +160,8 @@ def _line(kind: str, how: str, now: list[dict], was: list[dict], bandwidth: dict
     if len(side) > 1:
         line["kernels"] = [{"name": k["name"], "ms": k["ms"], "calls": k["calls"], "bytes": k.get("bytes"),
                             "gb_per_s": k.get("gb_per_s"), "mark": mark(k, bandwidth)} for k in side]
-    line["mark"] = next((m for m in (mark(k, bandwidth) for k in side) if m == "estimate error"), None) or \
-        next((m for m in (mark(k, bandwidth) for k in side) if m), None)
+    marks = {mark(k, bandwidth) for k in side}
+    line["mark"] = next((m for m in ("estimate error", "cache") if m in marks), None)  # the worse first
     if group is not None:
         line.update(module=group["module"], fusions=group["fusions"], nodes=len(group["nodes"]))
     return line
