@@ -154,9 +154,6 @@ class _TorchInCode:
         return getattr(self._torch, attr)
 
 
-_LIBRARY_NAME = re.compile(r"^(?:torch\.ops\.)?(?:aten\.)?(?P<op>.+?)(?:\.default)?$")
-
-
 def _library_name(name: str) -> str:
     """``aten.addmm.default`` -> ``aten::addmm``; ``torch.ops.mkldnn._linear_pointwise.default`` ->
     ``mkldnn::_linear_pointwise``; ``extern_kernels.mm`` stays."""
@@ -177,7 +174,7 @@ def _output_modules() -> list:
             if callable(getattr(m, "call", None))]
 
 
-def time_calls_cpu(step, steps: int, census, between=None, per_sample: int | None = None) -> tuple[float, list]:
+def time_calls_cpu(step, steps: int, census, between=None, per_sample: int | None = None) -> tuple[float, list, int]:
     """Run ``step`` ``steps`` times with each generated kernel and library call of the compiled
     graphs' output code timed in place (a perf_counter pair per call, no profiler thread: on a
     small CPU a profiler's thread stalls OpenMP's).  The code that runs is the code that was timed,
@@ -230,8 +227,8 @@ def time_calls_cpu(step, steps: int, census, between=None, per_sample: int | Non
 
 def copy_bandwidth(device: str) -> dict:
     """The device's own memory bandwidth, measured: a large copy (bytes read + written over the
-    best time of a few), and its last-level cache size, which a kernel must exceed for its GB/s to
-    be held against that bandwidth (``explain``'s marks).  ``{"copy_gb_per_s", "llc_bytes",
+    best time of a few), and its last-level cache size: ``explain.mark`` holds each kernel's GB/s
+    against the one and the bytes beyond the other.  ``{"copy_gb_per_s", "llc_bytes",
     "copy_bytes"}``."""
     import torch
 

@@ -279,9 +279,9 @@ def _profile(task, model, inputs, loss_fn, compiled, census, timed_ms: float, nu
     """The cell's kernel profile over task["profile"] steps (inductor_ablate.profile), after timing,
     of the code that was timed (CUDA graphs where the row has them, same inputs and threads).  CPU:
     in samples interleaved with eager ones, as timed, and the same unprofiled just before, so the
-    profile's own overhead is measured (``overhead``).  A pass whose step is more than CLOSURE off ``timed_ms`` runs again, up
-    to PROFILE_ATTEMPTS in all; the closest is kept, with ``timed_ms`` and ``attempts`` beside it,
-    so explain can say when its split is scaled and by how much."""
+    profile's own overhead is measured (``overhead``).  A pass whose step is more than CLOSURE off
+    ``timed_ms`` runs again, up to PROFILE_ATTEMPTS in all; the closest is kept, with ``timed_ms``
+    and ``attempts`` beside it, so explain can say when its split is scaled and by how much."""
     from inductor_ablate.profile import copy_bandwidth, profile_steps
 
     device, mode = task["device"], task["mode"]
