@@ -4,12 +4,13 @@
 (INDUCTOR_NO_FUSE, INDUCTOR_NO_INLINE, INDUCTOR_FLUSH_EVERY_NODE, INDUCTOR_ONE_KERNEL_PER_OP) and from
 ``inductor_ablate.config``.  Importing this package does not import torch.
 """
+import os as _os
 import sys as _sys
 
 from .config import config
 from .importhook import (InductorAblateWarning, OverlayError, __version__, install, is_installed, report,
-                         uninstall)
-from .switches import FUSION_KINDS, SWITCHES, SwitchValueError
+                         uninstall, when_inductor_imported)
+from .switches import FUSION_KINDS, PROFILE_ENV, SWITCHES, SwitchValueError
 
 
 def census(fn, *args, **kwargs):
@@ -34,6 +35,16 @@ def assert_one_op_per_kernel(result, **kwargs):
     return _check(result, **kwargs)
 
 
+def _profile_from_environ() -> None:
+    """INDUCTOR_KERNEL_PROFILE: the profile starts once Inductor is imported, and torch with it."""
+    if _os.environ.get(PROFILE_ENV):
+        from .profile import start_from_environ
+
+        start_from_environ()
+
+
+when_inductor_imported(_profile_from_environ)
+
 # The start-up hook (inductor_ablate.pth) sets this flag while it imports us: there a bad switch
 # value must not break unrelated programs, so the error waits for the first Inductor import.
 _boot = bool(getattr(_sys, "_inductor_ablate_boot", False))
@@ -41,4 +52,4 @@ install(defer_errors=_boot)
 if _boot:
     from .importhook import _debug
 
-    _debug(f"start-up hook active in pid {__import__('os').getpid()}")
+    _debug(f"start-up hook active in pid {_os.getpid()}")

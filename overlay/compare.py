@@ -3,9 +3,9 @@ measured in two results files (another day, a freshly started box, another GPU, 
 compared on the models and rows both hold.  A reader of results files: it measures nothing.
 
     python -m inductor_ablate compare docs/results/h200-real-bf16-inference.json \\
-        docs/results/raw/h200-repeat-bf16-inference-target.json
+        docs/results/h200-repeat-bf16-inference-target.json
     python -m inductor_ablate compare --labels H200,H100 docs/results/h200-real-bf16-inference.json \\
-        docs/results/raw/h100-bf16-inference-paper.json
+        docs/results/h100-bf16-inference-paper.json
 
 ``--labels A,B`` names the two files in the tables (default: earlier, later). The two files hold one
 device and mode; their dtypes may differ (``--labels bfloat16,float32``: what a row keeps in each).
@@ -26,13 +26,13 @@ from __future__ import annotations
 import math
 import statistics
 
-from .bench import report
-from .bench.configs import CONFIGS
+from . import stats
+from .errors import UsageError
 from .results import read_results_file
-from .errors import OneLineParser, UsageError
-from .report.views import bootstrap as _bootstrap
-from .report.views import pairs_with_all as _pairs
-from .report.views import share as _share
+from .rows import CONFIGS
+from .stats import bootstrap as _bootstrap
+from .stats import pairs_with_all as _pairs
+from .stats import share as _share
 
 TABLES = ("rows", "models", "cells")
 
@@ -79,9 +79,9 @@ def all_line(cells_a, cells_b, models, labels=LABELS) -> None:
     texts = []
     for cells in (cells_a, cells_b):
         speeds = {m: [c["speedup"] for c in cs] for (m, cfg), cs in _by_cell(cells).items() if cfg == "all" and m in models}
-        lo, hi = _bootstrap(lambda pick, rng: report.geomean(
-            [report.geomean([rng.choice(speeds[m]) for _ in speeds[m]]) for m in pick]), models, "compare-all")
-        texts.append(f"{report.geomean([report.geomean(speeds[m]) for m in models]):.2f}x [{lo:.2f}, {hi:.2f}]")
+        lo, hi = _bootstrap(lambda pick, rng: stats.geomean(
+            [stats.geomean([rng.choice(speeds[m]) for _ in speeds[m]]) for m in pick]), models, "compare-all")
+        texts.append(f"{stats.geomean([stats.geomean(speeds[m]) for m in models]):.2f}x [{lo:.2f}, {hi:.2f}]")
     print(f"`all` over eager on the {len(models)} models: {labels[0]} {texts[0]}, {labels[1]} {texts[1]}.\n")
 
 
@@ -103,17 +103,9 @@ def rows_table(pairs_a, pairs_b, common, labels=LABELS) -> None:
           f"the two intervals overlap: {overlap} of {len(common)}.")
 
 
-def _group(cells) -> dict:
-    """{(model, config): [cells]}, in file order."""
-    out: dict = {}
-    for c in cells:
-        out.setdefault((c["model"], c["config"]), []).append(c)
-    return out
-
-
 def _by_cell(cells) -> dict:
-    """{(model, config): [ok cells]} with the pooled-eager speedup (report.apply_baseline)."""
-    return _group(c for c in report.apply_baseline(cells) if c["status"] == "ok")
+    """{(model, config): [ok cells]} with the pooled-eager speedup (stats.apply_baseline)."""
+    return stats.processes(c for c in stats.apply_baseline(cells) if c["status"] == "ok")
 
 
 def nearest_rank(sorted_values: list[float], q: float) -> float:
@@ -164,7 +156,7 @@ def cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels=LABELS) -> N
     keys = sorted(set(a) & set(b))
 
     def moved(field):
-        return [(report.geomean([c[field] for c in b[k]]) / report.geomean([c[field] for c in a[k]]) - 1, " ".join(k))
+        return [(stats.geomean([c[field] for c in b[k]]) / stats.geomean([c[field] for c in a[k]]) - 1, " ".join(k))
                 for k in keys]
 
     print(f"Cells in both files: {len(keys)} ({len({m for m, _ in keys})} models); {labels[1]} / {labels[0]} - 1:")
@@ -187,13 +179,13 @@ def failed_cells(cells_a, cells_b, labels=LABELS) -> None:
     """The cells that did not run ok (a wrong answer, an error; n/a aside) in either file, with each
     file's statuses: a row's share leaves such a model out, so its table would not show that a
     switch gave a wrong answer in one run and not in the other."""
-    a, b = _group(cells_a), _group(cells_b)
-    failed = sorted(k for k in set(a) | set(b) if any(map(report.is_failure, a.get(k, []) + b.get(k, []))))
+    a, b = stats.processes(cells_a), stats.processes(cells_b)
+    failed = sorted(k for k in set(a) | set(b) if any(map(stats.is_failure, a.get(k, []) + b.get(k, []))))
     print(f"- not ok (status other than ok and n/a) in either file: {len(failed)} cell(s)")
     for k in failed:
         texts = []
         for label, cells in zip(labels, (a.get(k, []), b.get(k, []))):
-            bad = [c for c in cells if report.is_failure(c)]
+            bad = [c for c in cells if stats.is_failure(c)]
             text = "/".join(c["status"] for c in cells) or "not run"
             texts.append(f"{label} {text}" + (f" ({bad[0]['message']})" if bad and bad[0].get("message") else ""))
         print(f"  - {' '.join(k)}: " + "; ".join(texts))
@@ -234,23 +226,3 @@ def compare(earlier: str, later: str, labels=LABELS, table: str | None = None) -
             print("\n## Cells\n")
         cells_spread(cells_a, cells_b, pairs_a, pairs_b, common, labels)
         failed_cells(cells_a, cells_b, labels)
-
-
-def parse_labels(text: str) -> tuple[str, str]:
-    """``--labels A,B``: two names, as the tables' column heads."""
-    names = [n.strip() for n in text.split(",")]
-    if len(names) != 2 or not all(names) or any("|" in n for n in names):
-        raise UsageError(f"--labels {text!r}: give two names for the two files, comma-separated, e.g. --labels H200,H100")
-    return names[0], names[1]
-
-
-def main(argv: list[str]) -> int:
-    p = OneLineParser(prog="python -m inductor_ablate compare",
-                      description="the rows of two results files (another day, GPU or dtype) side by side")
-    p.add_argument("--labels", default=",".join(LABELS), metavar="A,B", help="the two files' names in the tables")
-    p.add_argument("--table", choices=TABLES, default=None, help="print one table only (as docs embed them)")
-    p.add_argument("earlier", metavar="EARLIER")
-    p.add_argument("later", metavar="LATER")
-    args = p.parse_args(argv)
-    compare(args.earlier, args.later, parse_labels(args.labels), args.table)
-    return 0

@@ -83,3 +83,14 @@ def check_writable(path: str, what: str = "results file", hint: str = "choose an
         os.remove(probe)
     except OSError as exc:
         raise UsageError(f"cannot write {what} {path}: {exc.strerror}; {hint}") from None
+
+
+def require_extra(what: str, modules: tuple[str, ...], extra: str) -> None:
+    """A command (or option) that needs an optional dependency says which and how to get it, in one
+    line, before it does anything: ``report needs matplotlib and jinja2: pip install
+    'inductor_ablate[report]'``."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(f"{what} needs {' and '.join(missing)}: pip install 'inductor_ablate[{extra}]'")

@@ -21,12 +21,10 @@ last-level cache still fit it, else an estimate error.
 """
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
-from .errors import OneLineParser, UsageError, check_writable
+from .errors import UsageError
 from .profile import measured_bandwidth, totals
-from .results import read_results_file
 from .stats import mean as _mean, mean_interval
 
 PARTS = ("measured_ms", "generated_ms", "library_ms", "gaps_ms")
@@ -390,27 +388,3 @@ def print_explanation(result: dict, top: int) -> None:
         print("\nBy fusion: the groups that moved most (all's kernels -> the row's, computing the same FX nodes)")
         for g in found:
             print(f"  {g['config']:<22} {g['model']:<16} {group_text(g)}")
-
-
-def main(argv: list[str]) -> int:
-    p = OneLineParser(prog="python -m inductor_ablate explain",
-                      description="why each row costs what it costs: the change from `all` split into generated "
-                                  "kernels, library kernels and gaps, from the profiles of `bench --profile`")
-    p.add_argument("results", metavar="RESULTS")
-    p.add_argument("--row", action="append", default=None, help="a row to explain (repeatable; default every one)")
-    p.add_argument("--model", action="append", default=None, help="a model (repeatable; default every one)")
-    p.add_argument("--top", type=int, default=10, help="lines to list per row, and groups by fusion (default 10)")
-    p.add_argument("--json", default=None, metavar="F", help="write the split here")
-    args = p.parse_args(argv)
-    if args.top < 0:
-        raise UsageError(f"--top {args.top}: expected 0 or more")
-    if args.json is not None:
-        check_writable(args.json, "explain file", "choose another --json path")
-    data = read_results_file(args.results)
-    result = explain(data["cells"], args.row, args.model)
-    print_explanation(result, args.top)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-        print(f"\nwrote {args.json}")
-    return 0

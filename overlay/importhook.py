@@ -164,7 +164,7 @@ class _PatchingLoader:
             patch_module(module)
         except OverlayError as exc:  # strict, inside someone's import: one line, exit 2
             exit_with(exc)
-        _profile_from_environ()
+        _inductor_imported()
 
     def __getattr__(self, name):  # get_source, get_filename, ... for inspect and linecache
         return getattr(self._loader, name)
@@ -229,15 +229,23 @@ def install(*, defer_errors: bool = False) -> None:
             if module is not None and getattr(module, "__file__", None):
                 patch_module(module)
     if any(name in sys.modules for name in TARGETS):
-        _profile_from_environ()
+        _inductor_imported()
 
 
-def _profile_from_environ() -> None:
-    """INDUCTOR_KERNEL_PROFILE: the profile starts once Inductor is imported, and torch with it."""
-    if os.environ.get(switches.PROFILE_ENV) and _state["deferred_error"] is None:
-        from .profile import start_from_environ
+#: What starts once Inductor is imported (and torch with it): the package registers INDUCTOR_KERNEL_PROFILE's
+#: start here, so the policy below imports nothing above it.
+_when_inductor_imported: list = []
 
-        start_from_environ()
+
+def when_inductor_imported(fn) -> None:
+    """Call ``fn()`` each time a target module has been imported and patched (``fn`` keeps itself to once)."""
+    _when_inductor_imported.append(fn)
+
+
+def _inductor_imported() -> None:
+    if _state["deferred_error"] is None:
+        for fn in _when_inductor_imported:
+            fn()
 
 
 def import_targets() -> None:

@@ -8,11 +8,7 @@ FX node's output left to Inductor (``realized`` outputs are not inlinings).  Ref
 """
 from __future__ import annotations
 
-import argparse
 from collections import Counter
-
-from . import decisions
-from .errors import OneLineParser
 
 
 def _names(ops: list[str]) -> tuple[str, ...]:
@@ -41,19 +37,3 @@ def diff(records_a: list[dict], records_b: list[dict]) -> tuple[list, list, int]
     a = Counter(k for k in map(key, records_a) if k is not None)
     b = Counter(k for k in map(key, records_b) if k is not None)
     return sorted((a - b).elements(), key=describe), sorted((b - a).elements(), key=describe), sum((a & b).values())
-
-
-def main(argv: list[str]) -> int:
-    parser = OneLineParser(prog="python -m inductor_ablate diff",
-                           description="the fusions and inlinings in one decision log (INDUCTOR_ABLATE_LOG) "
-                                       "and not the other, matched by their ops")
-    parser.add_argument("log_a", metavar="LOG_A")
-    parser.add_argument("log_b", metavar="LOG_B")
-    args: argparse.Namespace = parser.parse_args(argv)
-    only_a, only_b, both = diff(decisions.load_log(args.log_a), decisions.load_log(args.log_b))
-    for k in only_a:
-        print(f"- {describe(k)}")
-    for k in only_b:
-        print(f"+ {describe(k)}")
-    print(f"{len(only_a)} only in {args.log_a}, {len(only_b)} only in {args.log_b}, {both} in both")
-    return 0

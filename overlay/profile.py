@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 import time
 
+from .switches import PROFILE_ENV
+
 _CPU_PREFIX = re.compile(r"^graph_\d+_")
 #: Calls from a compiled graph on CPU that allocate or re-view, not compute (not library kernels).
 _CPU_BOOKKEEPING = ("aten::empty", "aten::empty_strided", "aten::as_strided", "aten::resolve_conj",
@@ -320,9 +322,6 @@ def totals(profile: dict) -> dict:
         out[f"{k['kind']}_ms"] += k["ms"]
     out["gaps_ms"] = profile["step_ms"] - profile["busy_ms"]
     return out
-
-
-from .switches import PROFILE_ENV  # noqa: E402  (the variable is declared with the switches)
 
 
 class KernelProfile:

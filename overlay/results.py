@@ -161,3 +161,49 @@ def all_cuts(meta) -> list:
     if not isinstance(meta, dict):
         return []
     return list(meta.get("cuts", [])) + [c for part in meta.get("parts", []) for c in all_cuts(part)]
+
+
+def process_fingerprint(c: dict) -> tuple:
+    """What one process measured: a cell copied into two files is one process, not two."""
+    return (cell_key(c)[:-1], c.get("status"), c.get("compile_s"), c.get("eager_ms"), c.get("compiled_ms"), c.get("cell_s"))
+
+
+def merge(paths: list[str], pool: bool = False, leave_out: list[tuple[str, str]] = ()) -> dict:
+    """Join results files (e.g. shards); a cell present twice keeps the one that ran ok.  ``pool``:
+    a cell that ran ok in several files (another day, another GPU) is kept as further repeats
+    (``cell_repeat`` 1, 2, ...), pooled like ``--cell-repeats``; a copy of the same process (same
+    measurements) is kept once.  ``leave_out``: (file, model) pairs whose cells are not merged, for
+    a model whose cells in one file measured a program since fixed (the raw file stays as it ran);
+    each pair must name one of ``paths`` and a model with cells in it."""
+    datas = {path: read_results_file(path) for path in paths}
+    check_one_device({path: device_names(data.get("meta", {})) for path, data in datas.items()}, "merging these files")
+    check_one_base({path: bases(data) for path, data in datas.items()}, "merging these files")
+    for path, model in leave_out:
+        if path not in datas:
+            raise UsageError(f"--leave-out {path}:{model}: {path} is not one of the files merged")
+        if not any(c.get("model") == model for c in datas[path].get("cells", [])):
+            raise UsageError(f"--leave-out {path}:{model}: {path} holds no cell of model {model!r}")
+    cells, metas, seen = {}, [], set()
+    for path in paths:
+        data = datas[path]
+        metas.append(data.get("meta", {}))
+        for c in data.get("cells", []):
+            if (path, c.get("model")) in leave_out:
+                continue
+            key = cell_key(c)
+            if pool:
+                if process_fingerprint(c) in seen:
+                    continue
+                seen.add(process_fingerprint(c))
+                if key in cells and cells[key]["status"] == "ok" and c["status"] == "ok":
+                    repeat = 1 + max(k[-1] for k in cells if k[:-1] == key[:-1])
+                    c = {**c, "cell_repeat": repeat}
+                    key = cell_key(c)
+            if key not in cells or cells[key]["status"] != "ok":
+                cells[key] = {**c, "from_file": path} if pool else c
+    meta = {"merged_from": paths, "parts": metas}
+    if any("gpus" in m for m in metas):  # one count per part: the GPUs its jobs held
+        meta["gpus"] = sum(m.get("gpus", 0) for m in metas)
+    if leave_out:
+        meta["left_out"] = [f"{path}:{model}" for path, model in leave_out]
+    return {"meta": meta, "cells": list(cells.values())}

@@ -1,8 +1,14 @@
-"""Statistics shared by the side that measures (bench) and the sides that read (explain, bisect,
-report): bootstrap resampling and its percentile interval.  Imports nothing of the package."""
+"""The study's statistics, shared by the side that measures (bench) and the sides that read
+(report, compare, explain, bisect): each model's eager baseline, a row's processes paired with its
+run's `all`, the share of `all` kept, bootstrap intervals, the noise floor, and the summary rows.
+Plain data in, plain data out; imports only the rows' definitions and the results file's keys."""
 from __future__ import annotations
 
+import math
 import random
+import statistics
+
+from .rows import CONFIGS, by_name
 
 BOOTSTRAP = 2000  # resamples for the 95% intervals
 
@@ -26,3 +32,300 @@ def mean_interval(values: list[float], seed: str) -> tuple[float, float] | None:
         return None
     rng = random.Random(seed)
     return percentiles([mean([rng.choice(values) for _ in values]) for _ in range(BOOTSTRAP)])
+
+
+BASELINES = ("pooled", "in-cell", "fastest")
+
+
+def _model_key(c: dict) -> tuple:
+    return (c["suite"], c["device"], c["dtype"], c["mode"], c["model"])
+
+
+def eager_by_model(cells: list[dict]) -> dict[tuple, list[float]]:
+    """Each model's eager times (ms per call), one per ok cell: every process timed eager afresh."""
+    eager: dict[tuple, list[float]] = {}
+    for c in cells:
+        if c.get("status") == "ok":
+            eager.setdefault(_model_key(c), []).append(c["eager_ms"])
+    return eager
+
+
+def apply_baseline(cells: list[dict], baseline: str = "pooled") -> list[dict]:
+    """Copies of the cells with ``speedup`` against the chosen eager time; both estimates stay in
+    each row, ``speedup_pooled`` (with ``eager_ms_pooled``) and ``speedup_in_cell`` (with quartiles
+    ``speedup_p25`` / ``speedup_p75``).
+
+    ``pooled`` (default): the model's median eager time over all its cells.  On the 2-core CPU machine
+    eager time of one model varied up to 10x between fresh processes while compiled times stayed
+    within ~10%: one slow process must not inflate one config.  ``in-cell``: the eager time measured
+    in the cell's own process, interleaved with its compiled calls; better where both sides slow down
+    together from one process to the next (seen on the H200 for sub-0.3 ms models; docs/bench.md).
+    ``fastest``: the model's fastest eager process.  Load on the host only slows a launch-bound eager
+    step while CUDA graphs keep the compiled one still, so the fastest process is the least disturbed
+    eager time, and its speedups the low end (Python's ``timeit`` takes the minimum for that reason)."""
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline {baseline!r}: expected one of {', '.join(BASELINES)}")
+    eager = eager_by_model(cells)
+    out = []
+    for c in cells:
+        c = dict(c)
+        if c.get("status") == "ok":
+            model_eager = eager[_model_key(c)]
+            pooled = statistics.median(model_eager)
+            c.setdefault("speedup_in_cell", c["speedup"])
+            c["eager_ms_pooled"], c["speedup_pooled"] = pooled, pooled / c["compiled_ms"]
+            c["eager_ms_fastest"] = min(model_eager)
+            c["baseline"] = baseline
+            c["speedup"] = {"pooled": c["speedup_pooled"], "in-cell": c["speedup_in_cell"],
+                            "fastest": c["eager_ms_fastest"] / c["compiled_ms"]}[baseline]
+        out.append(c)
+    return out
+
+
+def is_failure(cell: dict) -> bool:
+    """A wrong answer or an error; n/a (a row that does not apply to the model) is not a failure."""
+    return cell["status"] not in ("ok", "n/a")
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def ordered_rows(cells):
+    """The named rows in their order, then rows of fusion kinds together (no-fusion-KIND+KIND)."""
+    present = {c["config"] for c in cells}
+    return [name for name in CONFIGS if name in present] + sorted(present - set(CONFIGS))
+
+
+def settings(cells):
+    """Cells split by (suite, device, dtype, mode): one table per setting."""
+    out = {}
+    for c in cells:
+        out.setdefault((c["suite"], c["device"], c["dtype"], c["mode"]), []).append(c)
+    return out
+
+
+#: A change is marked (``significant``, ``*``) only when it rests on at least this many paired
+#: measurements (row processes, each against its run's `all`, over all models).  With n of them all on
+#: one side, a percentile bootstrap always excludes zero, and under no change that happens by chance
+#: 2 x 0.5^n of the time: 25% at 3, 6.25% at 5, 3.1% at 6.  Fewer: the interval is shown, no claim.
+MIN_PAIRS_FOR_A_CLAIM = 6
+
+
+def generated_code(cells: list[dict]) -> set[str]:
+    """The code hashes the ok processes among ``cells`` generated."""
+    return {c.get("code_hash") for c in cells if c["status"] == "ok"} - {None}
+
+
+def same_code_as_all(row_cells: list[dict], all_cells: list[dict]) -> bool:
+    """A row's processes on a model generated `all`'s code: every one of them generated code that a
+    process of `all` generated (pooled runs of other days may hold other `all` code, autotuned cold,
+    so subset, not equality).  Such a row took nothing out: its time differs from `all`'s by noise."""
+    row = generated_code(row_cells)
+    return bool(row) and row <= generated_code(all_cells)
+
+
+def run_of(cell: dict) -> str | None:
+    """The run a cell's process belonged to: its file under ``merge --pool-repeats`` (a model's cells
+    in one run share one cache directory, so its autotuning choices); None: cells of one run."""
+    return cell.get("from_file")
+
+
+def compiled_from(cell: dict) -> str | None:
+    """How a cell's compile started: cold (it benchmarked the autotuning choices as it went) or warm;
+    a cell seeded by ``bench --picks`` reads its picks as a warm one does."""
+    return "warm" if cell.get("cache") == "seeded" else cell.get("cache")
+
+
+def paired_with_all(row_cells: list[dict], all_cells: list[dict]) -> list[tuple[float, float]]:
+    """(the row's speedup, `all`'s speedup in the same run) for each ok process of a row of one model.
+
+    A row is compared with the `all` of its own run, whose autotuning it reused: runs on other days
+    autotune afresh and may pick other kernels (on the H200, one model's cold `all` generated up to 4
+    different codes in 4 runs), so pooling every run's `all` would add that spread to the change.
+    A run that holds no `all` of the model is compared with every run's.  Within a run, a warm row
+    (compiled from the caches `all` filled) is compared with a warm `all` where the run has one
+    (``--cell-repeats 2`` or more: `all`'s later processes compile warm, as the rows do): a cold
+    compile autotunes as it goes, and on the H200 it sometimes generated other code than the warm
+    compiles after it (DistilBERT: 83 kernels cold, 82 in every warm row that changed nothing)."""
+    ok_all = [a for a in all_cells if a["status"] == "ok"]
+    pairs = []
+    for r in row_cells:
+        if r["status"] == "ok" and ok_all:
+            mates = [a for a in ok_all if run_of(a) == run_of(r)] or ok_all
+            mates = [a for a in mates if compiled_from(a) == compiled_from(r)] or mates
+            pairs.append((r["speedup"], geomean([a["speedup"] for a in mates])))
+    return pairs
+
+
+def draw_pairs(pairs: dict, models: list[str], rng: random.Random | None = None) -> tuple[float, float]:
+    """(geomean over ``models`` of the row's speedup, the same of its paired `all`), each model's
+    figures a geomean over its pairs; with ``rng``, each model's pairs drawn with replacement (the
+    caller draws the models)."""
+    row, base = [], []
+    for m in models:
+        picked = pairs[m] if rng is None else [rng.choice(pairs[m]) for _ in pairs[m]]
+        row.append(geomean([p[0] for p in picked]))
+        base.append(geomean([p[1] for p in picked]))
+    return geomean(row), geomean(base)
+
+
+def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
+    """One row per (setting, config): the geomean speedup over eager, its change from `all`, each
+    with a bootstrap 95% interval, and how many models' generated code equals `all`'s.
+
+    A model's speedup is the geomean over its cell repeats (``--cell-repeats``, each its own process).
+    The interval resamples models, and within each model its repeats, with replacement: it holds the
+    spread between models and, with repeats, the noise between processes.  The change from `all` is
+    paired by model (both rows over the models where both ran) and by run (``paired_with_all``).  A
+    change whose interval excludes zero is marked ``significant``; a row whose code equals `all`'s on
+    every model is ``same code``: no change to measure, whatever the timings say."""
+    cells = apply_baseline(cells, baseline)
+    out = []
+    for (suite, device, dtype, mode), group in settings(cells).items():
+        models = sorted({c["model"] for c in group})
+        reps: dict[tuple[str, str], list[dict]] = {}
+        for c in group:
+            reps.setdefault((c["model"], c["config"]), []).append(c)
+
+        def speeds(model, config):
+            return [r["speedup"] for r in reps.get((model, config), []) if r["status"] == "ok"]
+
+        def code(model, config):
+            return generated_code(reps.get((model, config), []))
+
+        base_ok = [m for m in models if speeds(m, "all")]
+
+        def kind_absent(model, kinds):
+            """True if every logged `all` process of the model made no fusion of ``kinds`` (a comma list)."""
+            logs = [r["fusions"] for r in reps.get((model, "all"), []) if r["status"] == "ok" and "fusions" in r]
+            return bool(logs) and not any(f.get(k) for f in logs for k in kinds.split(","))
+        for name in ordered_rows(group):
+            row_cells = [r for m in models for r in reps.get((m, name), [])]
+            ok_models = [m for m in models if speeds(m, name)]
+            paired = [m for m in ok_models if m in base_ok]
+            same = [m for m in paired if same_code_as_all(reps.get((m, name), []), reps[(m, "all")])]
+            hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
+            kind = by_name(name).switches.get("no_fuse")
+            absent = [m for m in paired if isinstance(kind, str) and kind_absent(m, kind)]
+            point = geomean([geomean(speeds(m, name)) for m in ok_models])
+            pairs = {m: paired_with_all(reps[(m, name)], reps[(m, "all")]) for m in paired}
+            pg, pb = draw_pairs(pairs, paired) if paired else (None, None)
+            rng = random.Random(f"{suite}{device}{dtype}{mode}{name}")  # the same intervals every time
+            boot, boot_diff = [], []
+            for _ in range(BOOTSTRAP if ok_models else 0):
+                pick = [rng.choice(ok_models) for _ in ok_models]
+                boot.append(geomean([geomean([rng.choice(speeds(m, name)) for _ in speeds(m, name)]) for m in pick]))
+                if paired and name != "all":
+                    g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng)
+                    boot_diff.append(g - b)
+            # one process of one model has nothing to resample: its "interval" would be the point itself
+            ci = percentiles(boot) if sum(len(speeds(m, name)) for m in ok_models) > 1 else None
+            n_pairs = sum(map(len, pairs.values()))
+            ci_diff = percentiles(boot_diff) if n_pairs > 1 else None
+            statuses = [r["status"] for r in row_cells]
+            out.append(dict(
+                suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=by_name(name).source,
+                baseline=baseline, models=len(models), ok=len(ok_models),
+                repeats=max((len(reps.get((m, name), [])) for m in models), default=0),
+                na=bool(statuses) and all(s == "n/a" for s in statuses),
+                na_message=next((r.get("message", "") for r in row_cells if r["status"] == "n/a"), ""),
+                failed=[f"{r['model']}: {r['status']}" for r in row_cells if is_failure(r)],
+                speedup=point, speedup_lo=ci and ci[0], speedup_hi=ci and ci[1],
+                vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
+                vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
+                significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired))
+                and n_pairs >= MIN_PAIRS_FOR_A_CLAIM,
+                same_code=len(same) if hashed else None,
+                nothing_to_take_out=len(absent),  # kind rows: models whose `all` made no fusion of the kind
+                kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
+                compile_s=mean_or_zero([r.get("compile_s", 0) for r in row_cells if r["status"] == "ok"]),
+            ))
+    return out
+
+
+def mean_or_zero(values):
+    return sum(values) / len(values) if values else 0.0
+
+
+def noise_floor(cells) -> dict | None:
+    """How far two processes of one run and model that generated identical code differ in compiled
+    time per call (max/min - 1): {median, max, pairs}, or None where no two did."""
+    by: dict = {}
+    for c in cells:
+        if c.get("status") == "ok" and c.get("code_hash"):
+            by.setdefault((c["model"], run_of(c), c["code_hash"]), []).append(c["compiled_ms"])
+    diffs = sorted(max(a, b) / min(a, b) - 1 for ms in by.values() for i, a in enumerate(ms) for b in ms[i + 1:])
+    if not diffs:
+        return None
+    return {"median": statistics.median(diffs), "max": diffs[-1], "pairs": len(diffs)}
+
+
+THIN_NOISE_PAIRS = 3  # fewer same-code pairs than this: the floor is a guess, and the run says so
+
+
+def processes(cells) -> dict:
+    """{(model, config): [cell, ...]}: each row's processes on each model."""
+    reps: dict = {}
+    for c in cells:
+        reps.setdefault((c["model"], c["config"]), []).append(c)
+    return reps
+
+
+def pairs_with_all(cells) -> dict:
+    """{config: {model: [(row speedup, same-run `all` speedup), ...]}} (``paired_with_all``)."""
+    reps = processes(apply_baseline(cells))
+    out: dict = {}
+    for (m, config), cs in reps.items():
+        pairs = paired_with_all(cs, reps.get((m, "all"), []))
+        if pairs and config != "all":
+            out.setdefault(config, {})[m] = pairs
+    return out
+
+
+def same_code(cells) -> set:
+    """{(model, config)} whose processes generated `all`'s very code (the tables' "same code")."""
+    reps = processes(cells)
+    return {(m, config) for (m, config), cs in reps.items()
+            if config != "all" and same_code_as_all(cs, reps.get((m, "all"), []))}
+
+
+def share(pairs, models, rng=None) -> float:
+    """Geomean over ``models`` of speedup(row) / speedup(same-run `all`)."""
+    row, base = draw_pairs(pairs, models, rng)
+    return row / base
+
+
+def bootstrap(statistic, models, seed) -> tuple[float, float] | None:
+    """95% interval of ``statistic(models, rng)``, resampling models (and, in the statistic, each
+    model's process pairs); None where there is nothing to resample (one model, one process)."""
+    rng = random.Random(seed)
+    values = [statistic([rng.choice(models) for _ in models], rng) for _ in range(BOOTSTRAP)]
+    return percentiles([v for v in values if v is not None and math.isfinite(v)])
+
+
+def kept_share(pairs_of_row: dict, seed: str) -> dict:
+    """{point, lo, hi, models, processes}: the geomean over models of speedup(row) / speedup(all);
+    lo and hi are None with a single pair (no interval to give)."""
+    models = sorted(pairs_of_row)
+    n = sum(len(p) for p in pairs_of_row.values())
+    ci = bootstrap(lambda pick, rng: share(pairs_of_row, pick, rng), models, seed) if n > 1 else None
+    return {"point": share(pairs_of_row, models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models),
+            "processes": n}
+
+
+def fusion_part(pairs: dict, kind_config: str) -> dict | None:
+    """{point, lo, hi, models}: the part of fusion's worth a fusion kind carries, log(share kept
+    without the kind) / log(share kept without any fusion), over the models that ran both rows
+    (1: the kind is all of fusion's worth; 0: none of it)."""
+    models = sorted(set(pairs.get(kind_config, {})) & set(pairs.get("no-fusion", {})))
+    if not models:
+        return None
+
+    def part(pick, rng=None):
+        loss = math.log(share(pairs["no-fusion"], pick, rng))
+        return math.log(share(pairs[kind_config], pick, rng)) / loss if loss < 0 else None
+
+    ci = bootstrap(part, models, kind_config)
+    return {"point": part(models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models)}

@@ -9,7 +9,7 @@ import dataclasses
 import difflib
 import os
 
-from .errors import UsageError
+from .errors import UsageError, check_writable
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off", "")
@@ -205,12 +205,11 @@ def check_environ(environ=None) -> None:
     parse_bool(environ.get(DEBUG_ENV, "0"), DEBUG_ENV)
     for env, what in ((LOG_ENV, "the decision log"), (PROFILE_ENV, "the kernel profile")):
         path = environ.get(env)
-        if path:
+        if path:  # one rule for every output path: missing folders are made (errors.check_writable)
             try:
-                open(path, "a").close()
-            except OSError as exc:
-                raise SwitchValueError(f"{env}={path!r}: cannot write {what} there "
-                                       f"({exc.strerror}); give a writable file path") from None
+                check_writable(path, what, "give a writable file path")
+            except UsageError as exc:
+                raise SwitchValueError(f"{env}={path!r}: {exc}") from None
 
 
 def strict_from_environ(environ=None) -> bool:

@@ -52,7 +52,7 @@ import sys
 import inductor_ablate.bench.runner as runner
 if sys.argv[1] == "no-preload":  # the forkserver reads another variable: it preloads torch and Inductor only
     runner.PRELOAD_ENV = "ABLATE_BENCH_COST_UNUSED"
-from inductor_ablate.bench.cli import bench_main
+from inductor_ablate.commands.bench import main as bench_main
 sys.exit(bench_main(sys.argv[2:]))
 """
 

@@ -83,7 +83,7 @@ import torch._inductor.config as inductor_config
 from torch._dynamo.utils import counters
 from inductor_ablate.bench.cell import (TOLERANCE, _float64_step, _rel_error, _step, _Timer, accuracy, build_model, code_hash,
                                         nudged_step, output_codes, step_leaf_names)
-from inductor_ablate.bench.configs import all_inductor, by_name
+from inductor_ablate.rows import all_inductor, by_name
 from inductor_ablate.bench.models import require_model
 from inductor_ablate.bench.picks import cache_name, check_picks_folder, has_picks, save_picks, seed_picks
 from inductor_ablate.results import device_name

@@ -48,7 +48,7 @@ def test_bad_switch_value_in_front_of_an_unchanged_script(script, value):
     ({"INDUCTOR_ABLATE_LOGS": "x.jsonl"}, ["INDUCTOR_ABLATE_LOGS is not a variable", "INDUCTOR_ABLATE_LOG?"]),
     ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_DEBUG": "maybe"}, ["INDUCTOR_ABLATE_DEBUG='maybe' is not valid"]),
     ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_LOG": "/proc/no/log.jsonl"},
-     ["INDUCTOR_ABLATE_LOG='/proc/no/log.jsonl': cannot write the decision log there"]),
+     ["INDUCTOR_ABLATE_LOG='/proc/no/log.jsonl': cannot write the decision log /proc/no/log.jsonl"]),
 ])
 def test_a_misspelled_variable_or_a_bad_setting_is_not_silently_ignored(script, env, pieces):
     # a typo'd switch name used to change nothing: the run measured stock Inductor under the switch's name
@@ -113,7 +113,7 @@ def test_merge_names_the_bad_file(tmp_path, name, content):
 def test_merge_refuses_files_of_two_gpus_and_writes_nothing(tmp_path):
     """An H100's lane merged into the H200's files would put two GPUs' times in one table."""
     out = tmp_path / "merged.json"
-    h100 = "docs/results/raw/h100-bf16-inference-paper.json"
+    h100 = "docs/results/h100-bf16-inference-paper.json"
     h200 = "docs/results/h200-real-bf16-inference.json"  # a merged file: its parts' names count
     proc = cli("merge", "--pool-repeats", h200, h100, "--json", str(out), cwd=ROOT)
     assert_one_line_error(proc, "would mix 2 devices", f"{h100}: NVIDIA H100 80GB HBM3", f"{h200}: NVIDIA H200",
@@ -313,3 +313,23 @@ def test_a_results_path_under_a_file_says_not_a_directory(tmp_path):
     out = tmp_path / "f" / "merged.json"
     assert_one_line_error(cli("merge", "docs/data/cpu-training-grouping.json", "--json", str(out), cwd=ROOT),
                           f"{tmp_path / 'f'} is a file, not a directory")
+
+
+@pytest.mark.parametrize("hidden,args,piece", [
+    (("matplotlib", "jinja2"), ["report", "docs/results/h100-main-command.json", "-o", "{tmp}/p.html"],
+     "report needs matplotlib and jinja2: pip install 'inductor_ablate[report]'"),
+    (("jinja2",), ["report", "docs/results/h100-main-command.json", "-o", "{tmp}/p.html"],
+     "report needs jinja2: pip install 'inductor_ablate[report]'"),
+    (("matplotlib",), ["bench", "--device", "cpu", "--models", "mlp_gelu", "--configs", "all", "--json", "{tmp}/r.json",
+                       "--plot", "{tmp}/p.png"], "--plot needs matplotlib: pip install 'inductor_ablate[report]'"),
+])
+def test_a_missing_extra_is_one_line_naming_it_and_how(tmp_path, hidden, args, piece):
+    """A command that needs an optional dependency that is not installed says which and how, exit 2,
+    before it writes anything (the modules are hidden as an install without the extra lacks them)."""
+    code = (f"import sys\nfor m in {hidden!r}: sys.modules[m] = None\n"
+            "from inductor_ablate.__main__ import main\nsys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([sys.executable, "-c", code, *[a.format(tmp=tmp_path) for a in args]], env=clean_env(),
+                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -12,7 +12,9 @@ import time
 import pytest
 
 from conftest import clean_env
-from inductor_ablate.bench import configs, report
+from inductor_ablate import rows as configs, stats
+from inductor_ablate.views import terminal
+from inductor_ablate.results import merge
 from inductor_ablate.bench.runner import plan
 from inductor_ablate.errors import UsageError
 from inductor_ablate.switches import FUSION_KINDS
@@ -116,10 +118,10 @@ def test_kinds_together_have_nothing_to_take_out_only_where_all_made_none_of_the
 
     cells_ = [cell("made_vertical", "all", {"vertical": 3}), cell("made_vertical", "no-fusion-vertical+horizontal", {}),
               cell("made_none", "all", {"epilogue": 1}), cell("made_none", "no-fusion-vertical+horizontal", {})]
-    row = next(r for r in report.summary_rows(cells_) if r["config"] == "no-fusion-vertical+horizontal")
+    row = next(r for r in stats.summary_rows(cells_) if r["config"] == "no-fusion-vertical+horizontal")
     assert row["nothing_to_take_out"] == 1 and row["source"] == "ours"
     assert "(no-fusion-vertical+horizontal: `all` made no vertical or horizontal fusion on 1 of its 2 models" \
-        in report.summary_table(cells_)
+        in terminal.summary_table(cells_)
 
 
 def test_plan_interleaves_and_shards_partition_the_matrix():
@@ -200,20 +202,20 @@ def test_baselines_divide_by_the_pooled_or_the_cells_own_eager_time():
                     status="ok", eager_ms=eager, compiled_ms=compiled, speedup=eager / compiled)
 
     rows = [cell("all", 1.0, 0.5), cell("no-fusion", 2.0, 1.0), cell("no-inlining", 3.0, 1.0)]
-    pooled = {c["config"]: c for c in report.apply_baseline(rows)}
+    pooled = {c["config"]: c for c in stats.apply_baseline(rows)}
     assert pooled["all"]["speedup"] == pytest.approx(4.0)  # median eager 2.0 / 0.5
     assert pooled["no-inlining"]["speedup"] == pytest.approx(2.0) and pooled["no-inlining"]["speedup_in_cell"] == 3.0
-    in_cell = {c["config"]: c for c in report.apply_baseline(rows, "in-cell")}
+    in_cell = {c["config"]: c for c in stats.apply_baseline(rows, "in-cell")}
     assert [in_cell[k]["speedup"] for k in ("all", "no-fusion", "no-inlining")] == [2.0, 2.0, 3.0]
     assert in_cell["all"]["speedup_pooled"] == pytest.approx(4.0)
     assert rows[0]["speedup"] == 2.0  # the inputs are not modified
-    fastest = {c["config"]: c for c in report.apply_baseline(rows, "fastest")}
+    fastest = {c["config"]: c for c in stats.apply_baseline(rows, "fastest")}
     assert [fastest[k]["speedup"] for k in ("all", "no-fusion", "no-inlining")] == [2.0, 1.0, 1.0]  # eager 1.0
     # a share of `all` (row over `all`, one eager time) is the same under pooled and fastest
     assert fastest["no-fusion"]["speedup"] / fastest["all"]["speedup"] == pytest.approx(
         pooled["no-fusion"]["speedup"] / pooled["all"]["speedup"])
     with pytest.raises(ValueError, match="in-cell"):
-        report.apply_baseline(rows, "mean")
+        stats.apply_baseline(rows, "mean")
 
 
 def test_eager_spread_names_the_model_whose_eager_time_moved_most_between_processes():
@@ -221,8 +223,8 @@ def test_eager_spread_names_the_model_whose_eager_time_moved_most_between_proces
         return dict(suite="s", model=model, device="cuda", dtype="float32", mode="inference", config="all",
                     status=status, eager_ms=eager, compiled_ms=1.0)
 
-    assert report.eager_spread([cell("m0", 1.0)]) == "eager: no model timed eager in more than one process"
-    line = report.eager_spread([cell("m0", 1.0), cell("m0", 1.1), cell("m1", 10.0), cell("m1", 20.0),
+    assert terminal.eager_spread([cell("m0", 1.0)]) == "eager: no model timed eager in more than one process"
+    line = terminal.eager_spread([cell("m0", 1.0), cell("m0", 1.1), cell("m1", 10.0), cell("m1", 20.0),
                                 cell("m1", 40.0, status="accuracy")])  # a failed cell's eager is not counted
     assert line.startswith("eager: 2 models timed eager in 2+ processes"), line
     # medians 1.05 and 15 over fastest 1.0 and 10: 5% and 50% above, a median of 27.5%
@@ -360,7 +362,7 @@ def test_intervals_bracket_the_estimate_and_mark_only_real_changes():
     base = [[1.5, 1.6], [2.0, 1.9], [1.2, 1.25], [3.0, 2.8], [1.1, 1.05]]
     noise = [[x * 1.01 for x in reps] for reps in base]
     faster = [[x * 1.5 for x in reps] for reps in base]
-    rows = {r["config"]: r for r in report.summary_rows(_synthetic(
+    rows = {r["config"]: r for r in stats.summary_rows(_synthetic(
         {"all": base, "no-fusion": noise, "no-inlining": faster}), baseline="in-cell")}
     for r in rows.values():
         assert r["speedup_lo"] <= r["speedup"] <= r["speedup_hi"]
@@ -368,10 +370,10 @@ def test_intervals_bracket_the_estimate_and_mark_only_real_changes():
     assert rows["no-inlining"]["vs_all_lo"] > 0 and rows["no-inlining"]["significant"]
     assert rows["no-inlining"]["vs_all_lo"] <= rows["no-inlining"]["vs_all"] <= rows["no-inlining"]["vs_all_hi"]
     # the same rows again: the same intervals (seeded), so reports are reproducible
-    again = {r["config"]: r for r in report.summary_rows(_synthetic(
+    again = {r["config"]: r for r in stats.summary_rows(_synthetic(
         {"all": base, "no-fusion": noise, "no-inlining": faster}), baseline="in-cell")}
     assert again["no-inlining"]["vs_all_lo"] == rows["no-inlining"]["vs_all_lo"]
-    table = report.summary_table(_synthetic({"all": base, "no-inlining": faster}), baseline="in-cell")
+    table = terminal.summary_table(_synthetic({"all": base, "no-inlining": faster}), baseline="in-cell")
     assert "*" in next(l for l in table.splitlines() if l.startswith("no-inlining"))
 
 
@@ -484,15 +486,15 @@ def test_merge_pools_runs_of_other_days_as_repeats_and_counts_a_copied_cell_once
         paths.append(str(tmp_path / f"day{i}.json"))
         with open(paths[-1], "w") as f:
             json.dump({"meta": {}, "cells": rows}, f)
-    kept = {(c["model"], c["config"], c["cell_repeat"] if "cell_repeat" in c else 0): c for c in report.merge(paths)["cells"]}
+    kept = {(c["model"], c["config"], c["cell_repeat"] if "cell_repeat" in c else 0): c for c in merge(paths)["cells"]}
     assert set(kept) == {("m", "all", 0), ("m", "no-fusion", 0), ("n", "all", 0)}  # without pooling: one each
-    pooled = report.merge(paths, pool=True)["cells"]
+    pooled = merge(paths, pool=True)["cells"]
     assert sorted((c["model"], c["config"], c.get("cell_repeat", 0)) for c in pooled) == [
         ("m", "all", 0), ("m", "all", 1), ("m", "no-fusion", 0), ("n", "all", 0)]
     assert next(c for c in pooled if c.get("cell_repeat") == 1)["from_file"] == paths[1]
-    rows = {r["config"]: r for r in report.summary_rows(pooled)}
+    rows = {r["config"]: r for r in stats.summary_rows(pooled)}
     assert rows["all"]["repeats"] == 2 and rows["no-fusion"]["repeats"] == 1
-    spread = report.repeat_spread(pooled)
+    spread = terminal.repeat_spread(pooled)
     assert "1 cells ran in 2+ processes" in spread and "median 10.0%" in spread and "0/1 cells" in spread
 
 
@@ -510,14 +512,14 @@ def test_merge_leaves_out_one_models_cells_of_one_file_and_refuses_a_pair_that_n
         paths.append(str(tmp_path / f"{name}.json"))
         with open(paths[-1], "w") as f:
             json.dump({"meta": {}, "cells": rows}, f)
-    merged = report.merge(paths, pool=True, leave_out=[(paths[0], "t5")])
+    merged = merge(paths, pool=True, leave_out=[(paths[0], "t5")])
     got = sorted((c["model"], c["config"], c["from_file"] == paths[0]) for c in merged["cells"])
     assert got == [("bert", "all", False), ("bert", "all", True), ("t5", "all", False)], got
     assert merged["meta"]["left_out"] == [f"{paths[0]}:t5"]
     with pytest.raises(UsageError, match="not one of the files merged"):
-        report.merge(paths[:1], leave_out=[(paths[1], "t5")])
+        merge(paths[:1], leave_out=[(paths[1], "t5")])
     with pytest.raises(UsageError, match="holds no cell of model 'gpt2'"):
-        report.merge(paths, leave_out=[(paths[1], "gpt2")])
+        merge(paths, leave_out=[(paths[1], "gpt2")])
     proc = bench("merge", *paths, "--json", str(tmp_path / "m.json"), "--leave-out", "t5", tmp_path=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith("expected FILE:MODEL"), proc.stderr
 
@@ -590,10 +592,10 @@ def test_same_code_across_pooled_runs_means_code_some_all_process_generated():
     cells_ = [cell("m", "all", 0, "day1"), cell("m", "all", 1, "day2"),
               cell("m", "no-fusion-prologue", 0, "day2", 2.1),  # ran on day 2 only: day 2's `all` code
               cell("m", "no-fusion-vertical", 0, "day2"), cell("m", "no-fusion-vertical", 1, "other", 1.5)]
-    rows = {r["config"]: r for r in report.summary_rows(cells_)}
+    rows = {r["config"]: r for r in stats.summary_rows(cells_)}
     assert rows["no-fusion-prologue"]["same_code"] == 1 and not rows["no-fusion-prologue"]["significant"]
     assert rows["no-fusion-vertical"]["same_code"] == 0
-    table = report.per_model_table(cells_)
+    table = terminal.per_model_table(cells_)
     marked = {line.split()[0] for line in table.splitlines() if line.endswith("[=all]")}
     assert marked == {"no-fusion-prologue", "no-fusion-vertical"}  # the table shows each row's first process
 
@@ -615,23 +617,23 @@ def test_a_row_is_compared_with_the_all_of_its_own_run():
         cell(m, "all", "day2", 2.0 + 0.1 * i, f"{m}-day2"),
         cell(m, "no-fusion-prologue", "day2", 2.0 + 0.1 * i, f"{m}-warm"),  # same speed as its run's `all`
         cell(m, "no-fusion", "day2", 1.8 + 0.1 * i, f"{m}-nofuse"))]
-    rows = {r["config"]: r for r in report.summary_rows(cells_)}
+    rows = {r["config"]: r for r in stats.summary_rows(cells_)}
     prologue, no_fusion = rows["no-fusion-prologue"], rows["no-fusion"]
     assert prologue["vs_all"] == pytest.approx(0.0, abs=1e-9) and not prologue["significant"]
     assert no_fusion["vs_all"] == pytest.approx(-0.2, abs=0.01) and no_fusion["significant"]
-    assert report.paired_with_all([cells_[2]], cells_[:2]) == [(2.0, 2.0)]
+    assert stats.paired_with_all([cells_[2]], cells_[:2]) == [(2.0, 2.0)]
     # the noise floor: processes of one run with one code; another run's same code is not paired
-    floor = report.same_code_spread(cells_ + [cell("m0", "no-fusion-epilogue", "day2", 2.2, "m0-warm"),
+    floor = terminal.same_code_spread(cells_ + [cell("m0", "no-fusion-epilogue", "day2", 2.2, "m0-warm"),
                                               cell("m0", "no-fusion-horizontal", "day1", 1.0, "m0-warm")])
     assert floor.startswith("same code: 1 pairs") and "median of 10.0%" in floor, floor
     orphan = cell("m0", "no-fusion-prologue", "day3", 2.0, "x")  # day 3 ran no `all`: every run's
-    assert report.paired_with_all([orphan], cells_[:2]) == [(2.0, pytest.approx((1.5 * 2.0) ** 0.5))]
+    assert stats.paired_with_all([orphan], cells_[:2]) == [(2.0, pytest.approx((1.5 * 2.0) ** 0.5))]
     # a warm row and a run with a cold and a warm `all` (--cell-repeats 2): the warm one is its mate
     cold, warm = ({**cell("m0", "all", "day4", s, "x"), "cache": c} for s, c in ((1.5, "cold"), (2.0, "warm")))
     row = {**cell("m0", "no-fusion-prologue", "day4", 2.0, "x"), "cache": "warm"}
-    assert report.paired_with_all([row], [cold, warm]) == [(2.0, 2.0)]
-    assert report.paired_with_all([{**row, "cache": "cold"}], [cold, warm]) == [(2.0, 1.5)]
-    assert report.paired_with_all([row], [cold]) == [(2.0, 1.5)]  # no warm `all`: the run's cold one
+    assert stats.paired_with_all([row], [cold, warm]) == [(2.0, 2.0)]
+    assert stats.paired_with_all([{**row, "cache": "cold"}], [cold, warm]) == [(2.0, 1.5)]
+    assert stats.paired_with_all([row], [cold]) == [(2.0, 1.5)]  # no warm `all`: the run's cold one
 
 
 
@@ -645,12 +647,12 @@ def test_one_process_of_one_model_has_no_interval_and_claims_no_change():
                     code_hash=config + str(repeat))
 
     once = [cell("all", 2.0), cell("no-fusion", 1.5)]
-    rows = {r["config"]: r for r in report.summary_rows(once)}
+    rows = {r["config"]: r for r in stats.summary_rows(once)}
     assert rows["no-fusion"]["vs_all"] == pytest.approx(-0.5)
     assert rows["no-fusion"]["vs_all_lo"] is None and rows["no-fusion"]["speedup_lo"] is None
-    assert not rows["no-fusion"]["significant"] and "*" not in report.summary_table(once).split("no-fusion")[1]
+    assert not rows["no-fusion"]["significant"] and "*" not in terminal.summary_table(once).split("no-fusion")[1]
     twice = once + [cell("all", 2.1, 1), cell("no-fusion", 1.4, 1)]
-    rows = {r["config"]: r for r in report.summary_rows(twice)}
+    rows = {r["config"]: r for r in stats.summary_rows(twice)}
     assert rows["no-fusion"]["vs_all_lo"] is not None and rows["no-fusion"]["speedup_lo"] < rows["no-fusion"]["speedup_hi"]
 
 
@@ -663,9 +665,9 @@ def test_a_change_is_claimed_only_on_six_or_more_paired_processes():
                      status="ok", eager_ms=1.0, compiled_ms=1.0 / s, speedup=s, code_hash=f"{config}{i}")
                 for i in range(n) for config, s in (("all", 2.0 + i), ("no-fusion", 0.9 * (2.0 + i)))]
 
-    five = {r["config"]: r for r in report.summary_rows(cells_(5))}["no-fusion"]
+    five = {r["config"]: r for r in stats.summary_rows(cells_(5))}["no-fusion"]
     assert five["vs_all_hi"] < 0 and not five["significant"]
-    six = {r["config"]: r for r in report.summary_rows(cells_(6))}["no-fusion"]
+    six = {r["config"]: r for r in stats.summary_rows(cells_(6))}["no-fusion"]
     assert six["vs_all_hi"] < 0 and six["significant"]
 
 def test_skip_done_runs_only_what_is_missing_with_each_models_all(tmp_path):

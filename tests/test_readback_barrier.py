@@ -21,7 +21,7 @@ inductor_ablate.install()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: ConvNeXt-T's backward under no-inlining, as a process on the H200 saved it (docs/correctness.md)
-CONVNEXT = os.path.join(ROOT, "docs", "results", "raw", "convnext-no-inlining-code", "inputs-called-2.py.gz")
+CONVNEXT = os.path.join(ROOT, "archive", "results", "convnext-no-inlining-code", "inputs-called-2.py.gz")
 K49 = "triton_red_fused_native_layer_norm_native_layer_norm_backward_permute_view_49"
 
 

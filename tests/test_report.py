@@ -113,7 +113,7 @@ def test_bad_input_to_report_is_one_line(tmp_path, case):
 def test_a_noise_floor_of_one_pair_says_it_is_too_thin_to_trust():
     """README's main command on a GPU runs each cell once: one pair of same-code processes is all the
     floor it has, and both the run's summary and the Markdown view say so instead of leaning on it."""
-    from inductor_ablate.bench.report import noise_lead
+    from inductor_ablate.views.terminal import noise_lead
 
     one_pair = os.path.join(ROOT, "docs", "results", "h100-main-command.json")
     proc = _cli("report", one_pair, "--markdown", "--table", "noise")
@@ -128,13 +128,13 @@ def test_a_noise_floor_of_one_pair_says_it_is_too_thin_to_trust():
 def test_the_cost_table_gives_a_row_per_run_named_by_its_file():
     """Several runs side by side in one cost table, each row named by its results file; where one
     name would stand for two rows, the setting is added, so no row is ambiguous."""
-    from inductor_ablate.report import cli, markdown
+    from inductor_ablate.views import build, markdown
 
     main = os.path.join(ROOT, "docs", "results", "h100-main-command.json")
-    rows = markdown.cost(cli.build([H200, main])[0]).splitlines()
+    rows = markdown.cost(build.build([H200, main])[0]).splitlines()
     assert rows[0].startswith("| results | device |") and len(rows) == 4, rows
     assert rows[2].startswith("| h200-real-bf16-inference.json | NVIDIA H200") and "h100-main-command.json" in rows[3]
-    twice = markdown.cost(cli.build([main, main])[0]).splitlines()[2]
+    twice = markdown.cost(build.build([main, main])[0]).splitlines()[2]
     assert twice.startswith("| h100-main-command.json (embedded suite, cuda, float32, inference) |"), twice
-    alone = markdown.cost(cli.build([main])[0]).splitlines()
+    alone = markdown.cost(build.build([main])[0]).splitlines()
     assert alone[0].startswith("| device |") and len(alone) == 3

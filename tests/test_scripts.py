@@ -10,7 +10,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the Triton picks of ConvNeXt-T's no-inlining processes on the H200 (docs/correctness.md, "A case on CUDA, closed")
-PICKS = os.path.join(ROOT, "docs", "results", "raw", "convnext-no-inlining-code")
+PICKS = os.path.join(ROOT, "archive", "results", "convnext-no-inlining-code")
 
 
 def script(name, *args, timeout=120, env=None):

@@ -28,7 +28,7 @@ import torch._inductor.config as inductor_config
 from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 
-from .configs import all_inductor, by_name
+from ..rows import all_inductor, by_name
 from .devicelock import DeviceLock
 from .models import load_suite
 
@@ -334,7 +334,6 @@ def run_cell(task: dict) -> dict:
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat", "base") if task.get(k) is not None}
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
-    config = by_name(task["config"])
     device, mode = task["device"], task["mode"]
     lock = DeviceLock(task.get("device_lock"))
     if task.get("compile_cores"):  # bench --jobs on CUDA: compiles (and their workers) keep off the timing core
@@ -342,80 +341,17 @@ def run_cell(task: dict) -> dict:
     try:
         lock._acquire()  # the device is this cell's but while Inductor compiles (devicelock)
         model, inputs, loss_fn = build_model(task["suite"], task["model"], device, task["dtype"], mode)
-        base = by_name(task["base"]).inductor if task.get("base") else {}  # bench --base
-        settings = {**all_inductor(device, mode, task.get("cpu_templates", False)), **base, **config.inductor}
-        inductor_ablate.config.reset()
-        inductor_ablate.config.update(**config.switches)
-        os.environ.update(inductor_ablate.config.environ())  # compile workers inherit
-        # the decision log counts the fusions each kind makes (the kinds rows are read against it);
-        # it only observes: the code is stock's (tests/test_bisect.py), only the FX-cache key differs
-        decision_log = os.path.join(task["artifact_dir"], "decisions.jsonl")
-        os.environ[decisions.LOG_ENV] = decision_log
-
+        settings, decision_log = _switch_on(task)
         expected = _step(model, inputs, loss_fn, mode)
         require_checkable(expected, task["model"])
         row["setup_s"] = round(time.perf_counter() - cell_t0 - lock.wait_s, 3)  # model, inputs, first eager call
         with inductor_config.patch(settings):
-            from torch._dynamo.utils import counters
-
-            compiled = torch.compile(model)
-            t0 = time.perf_counter()
-            tuned0 = _autotune_seconds()
-            with recording(reset_dynamo=True) as sink, _own_graph_caches(task["artifact_dir"]), output_codes() as codes:
-                with lock.compiling():
-                    actual = _step(compiled, inputs, loss_fn, mode)
-                if device.startswith("cuda"):
-                    torch.cuda.synchronize()
-            # bench --jobs: less the time this cell waited for the device while compiling
-            row["compile_s"] = round(time.perf_counter() - t0 - lock.compile_wait_s, 3)
-            row["autotune_s"] = round(max(0.0, _autotune_seconds() - tuned0 - lock.bench_wait_s), 3)
-            row["graph_cache_hits"] = counters["inductor"]["fxgraph_cache_hit"] + \
-                counters["aot_autograd"]["autograd_cache_hit"]
-            row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
-            row["fusions"] = fusions_by_kind(decision_log)
-            census = summarize(sink)
-            row.update(kernels=census.num_kernels, fused_nodes=census.fused_nodes, externs=len(census.externs),
-                       multi_op_kernels=len(census.multi_op_kernels()), fx_ops=census.fx_ops, graphs=census.graphs)
-            # CPU: Inductor's compile workers must not share the cores with the timing below (on a
-            # small machine they are often still starting up): shut them down first.  Not on CUDA,
-            # where the shutdown took ~10 s per cell on the H200 box and idle workers cost no GPU time.
-            if not device.startswith("cuda"):
-                from torch._inductor import async_compile
-
-                getattr(async_compile, "shutdown_compile_workers", lambda: None)()
+            compiled, actual, census = _compile(task, row, lock, model, inputs, loss_fn, decision_log)
             row.update(accuracy(actual, expected, task["dtype"], lambda: _float64_step(model, inputs, loss_fn, mode)))
             if "message" in row:
                 row["status"] = "accuracy"
                 return row
-
-            # timing: warm up both, size a sample to >= ~20 ms (CPU) / ~5 ms (CUDA) of calls, then
-            # interleave samples.  Long samples matter on CPU: switching between eager and compiled
-            # code costs each side the other's OpenMP spin-wait, which one-call samples would measure.
-            timer = _Timer(device)
-            if task.get("timing_cores"):
-                os.sched_setaffinity(0, task["timing_cores"])
-            run_eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
-            run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
-            for _ in range(task["warmup"]):
-                run_eager(), run_compiled()
-            number = timer.calls_per_sample(run_compiled, run_eager)
-            timing_t0 = time.perf_counter()
-            eager_ms, compiled_ms, ratios = [], [], []
-            for _ in range(task["repeat"]):
-                e, c = timer(run_eager, number), timer(run_compiled, number)
-                eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
-            row["timing_s"] = round(time.perf_counter() - timing_t0, 3)
-            row["timed_at"] = [round(time.time() - row["timing_s"], 3), round(time.time(), 3)]
-            if task.get("profile"):
-                fusions = profile_fusions(decision_log)
-                row["profile"] = _profile(task, model, inputs, loss_fn, compiled, census,
-                                          statistics.median(compiled_ms), number)
-                row["profile"]["fusions"] = fusions
-        q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
-        row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
-                   speedup=statistics.median(eager_ms) / statistics.median(compiled_ms),
-                   speedup_p25=q[0], speedup_p75=q[2], samples=len(ratios), calls_per_sample=number,
-                   threads=torch.get_num_threads())
+            _time(task, row, model, inputs, loss_fn, compiled, census, decision_log)
     except Exception as exc:  # a broken cell is a visible row, not a crashed study
         row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-3000:])
     finally:
@@ -428,3 +364,84 @@ def run_cell(task: dict) -> dict:
         row["cell_s"] = round(time.perf_counter() - cell_t0, 3)  # wall_s minus this: process start
         row["ran_at"] = [round(time.time() - row["cell_s"], 3), round(time.time(), 3)]  # when (bench --jobs overlaps cells)
     return row
+
+
+def _switch_on(task: dict) -> tuple[dict, str]:
+    """The row's switches on (exported: compile workers inherit them) and its Inductor settings, with
+    the decision log's path: the log counts the fusions each kind makes (the kinds rows are read
+    against it); it only observes: the code is stock's (tests/test_bisect.py), only the FX-cache key
+    differs."""
+    config = by_name(task["config"])
+    base = by_name(task["base"]).inductor if task.get("base") else {}  # bench --base
+    settings = {**all_inductor(task["device"], task["mode"], task.get("cpu_templates", False)), **base, **config.inductor}
+    inductor_ablate.config.reset()
+    inductor_ablate.config.update(**config.switches)
+    os.environ.update(inductor_ablate.config.environ())
+    decision_log = os.path.join(task["artifact_dir"], "decisions.jsonl")
+    os.environ[decisions.LOG_ENV] = decision_log
+    return settings, decision_log
+
+
+def _compile(task, row, lock, model, inputs, loss_fn, decision_log):
+    """The first compiled step, recorded: (compiled model, its output, the census); the row gets the
+    compile and autotuning seconds, cache hits, code hash, fusions by kind and kernel counts."""
+    from torch._dynamo.utils import counters
+
+    compiled = torch.compile(model)
+    t0 = time.perf_counter()
+    tuned0 = _autotune_seconds()
+    with recording(reset_dynamo=True) as sink, _own_graph_caches(task["artifact_dir"]), output_codes() as codes:
+        with lock.compiling():
+            actual = _step(compiled, inputs, loss_fn, task["mode"])
+        if task["device"].startswith("cuda"):
+            torch.cuda.synchronize()
+    # bench --jobs: less the time this cell waited for the device while compiling
+    row["compile_s"] = round(time.perf_counter() - t0 - lock.compile_wait_s, 3)
+    row["autotune_s"] = round(max(0.0, _autotune_seconds() - tuned0 - lock.bench_wait_s), 3)
+    row["graph_cache_hits"] = counters["inductor"]["fxgraph_cache_hit"] + counters["aot_autograd"]["autograd_cache_hit"]
+    row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
+    row["fusions"] = fusions_by_kind(decision_log)
+    census = summarize(sink)
+    row.update(kernels=census.num_kernels, fused_nodes=census.fused_nodes, externs=len(census.externs),
+               multi_op_kernels=len(census.multi_op_kernels()), fx_ops=census.fx_ops, graphs=census.graphs)
+    # CPU: Inductor's compile workers must not share the cores with the timing below (on a small
+    # machine they are often still starting up): shut them down first.  Not on CUDA, where the
+    # shutdown took ~10 s per cell on the H200 box and idle workers cost no GPU time.
+    if not task["device"].startswith("cuda"):
+        from torch._inductor import async_compile
+
+        getattr(async_compile, "shutdown_compile_workers", lambda: None)()
+    return compiled, actual, census
+
+
+def _time(task, row, model, inputs, loss_fn, compiled, census, decision_log) -> None:
+    """Eager and compiled steps timed in interleaved samples (and profiled with ``--profile``).
+
+    Both warm up, a sample is sized to >= ~20 ms (CPU) / ~5 ms (CUDA) of calls, then samples
+    alternate.  Long samples matter on CPU: switching between eager and compiled code costs each
+    side the other's OpenMP spin-wait, which one-call samples would measure."""
+    mode = task["mode"]
+    timer = _Timer(task["device"])
+    if task.get("timing_cores"):
+        os.sched_setaffinity(0, task["timing_cores"])
+    run_eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
+    run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
+    for _ in range(task["warmup"]):
+        run_eager(), run_compiled()
+    number = timer.calls_per_sample(run_compiled, run_eager)
+    timing_t0 = time.perf_counter()
+    eager_ms, compiled_ms, ratios = [], [], []
+    for _ in range(task["repeat"]):
+        e, c = timer(run_eager, number), timer(run_compiled, number)
+        eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
+    row["timing_s"] = round(time.perf_counter() - timing_t0, 3)
+    row["timed_at"] = [round(time.time() - row["timing_s"], 3), round(time.time(), 3)]
+    if task.get("profile"):
+        fusions = profile_fusions(decision_log)
+        row["profile"] = _profile(task, model, inputs, loss_fn, compiled, census, statistics.median(compiled_ms), number)
+        row["profile"]["fusions"] = fusions
+    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
+    row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
+               speedup=statistics.median(eager_ms) / statistics.median(compiled_ms),
+               speedup_p25=q[0], speedup_p75=q[2], samples=len(ratios), calls_per_sample=number,
+               threads=torch.get_num_threads())

@@ -14,7 +14,7 @@ import time
 from ..results import (KEY_FIELDS, all_cuts, cell_key, earlier_meta, kept_on_resume, pieces, read_results_file,
                        save_results)
 from ..profile import measured_bandwidth
-from .configs import by_name
+from ..rows import by_name
 from .estimate import Budget, BudgetSpent
 from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
 
@@ -184,13 +184,17 @@ class _Flight:
         self.proc, self.conn, self.started = proc, conn, time.perf_counter()
 
 
-def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
-               timeout: float, progress: bool = True, cpu_templates: bool = False,
-               caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
-               budget: tuple[float, list[str]] | None = None, picks: str | None = None,
-               base: str | None = None, profile: int = 0, jobs: int = 1) -> dict:
+def run_matrix(cells: list[dict], **options) -> dict:
     """Run the cells not already in ``results_path`` (resume; cells that ended in an error, e.g. a
-    timeout, are run again), saving after each one.
+    timeout, are run again), saving after each one; returns every row of the file.  The options are
+    ``MatrixRun``'s."""
+    return MatrixRun(cells, **options).run()
+
+
+class MatrixRun:
+    """One run of the matrix, with its state named: the queue (``pending``, by model in ``groups``),
+    the cells in flight (``flights``) and those exiting, the budget (``pricer``) and the cell it may
+    bank, and the rows saved after each cell.
 
     ``jobs``: cells in flight at once.  Above 1, the others compile while one has the device to
     itself (``devicelock``); a model's first cell still finishes before its other cells start, so
@@ -209,96 +213,120 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
     across resumes, with how far it got: it prices that cell from then on (``estimate.Prices``).
     ``meta["pieces"]``: this run's start and wall seconds after the earlier runs' (a resumed study's
     wall is their sum), kept current at every save, so that an interrupted run counts too."""
-    rows = kept_on_resume(results_path)
-    earlier = earlier_meta(results_path)
-    meta["cuts"] = all_cuts(earlier)
-    t0, piece = time.perf_counter(), {"started": meta.get("started"), "wall_s": 0.0}
-    meta["pieces"] = pieces(earlier) + [piece]
 
-    def save() -> None:
-        piece["wall_s"] = round(time.perf_counter() - t0, 1)
-        if profile:  # the device's own bandwidth, as the profiled cells measured it
-            meta["bandwidth"] = measured_bandwidth(rows.values())
-        save_results(results_path, rows, meta)
-    pricer = None
-    if budget is not None and cells:
-        pricer = Budget(budget[0], budget[1], rows, cells[0]["device"], cells[0]["mode"], meta["cuts"], jobs)
-    todo = []
-    for cell in cells:  # n/a rows are decided here, cheaply, and never vanish; the rest are to run
-        if cell_key(cell) in rows:
-            continue
-        why = (unavailable or {}).get(cell["model"]) or \
-            by_name(cell["config"]).not_applicable(cell["device"], cell["mode"], cpu_templates)
-        if why:
-            rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
-        else:
-            todo.append(cell)
-    if len(todo) < len(cells):
-        print(f"{len(cells) - len(todo)} of {len(cells)} cells already in {results_path} or n/a", file=sys.stderr)
-    save()
-    bar = _progress(len(todo), progress)
-    ctx = _context(todo[0]["device"], todo[0]["suite"]) if todo else None
-    owned = cache_root is None  # ours to delete once every cell is done; a --cache-dir is the user's
-    cache_root = cache_root or os.path.splitext(results_path)[0] + ".inductor-cache"
-    os.makedirs(cache_root, exist_ok=True)
-    shared = caches == "shared"
-    extra = {"device_lock": os.path.join(cache_root, "device.lock")} if jobs > 1 else {}
-    extra.update(_cores(todo[0]["device"], jobs) if todo else {})
-    finished = False
-    not_started, first_stop = 0, None  # cells the budget did not start, and why the first was not
-    bank = None  # the first model-first cell the budget did not start, when its picks outlive a cut
-    flights: dict = {}  # connection -> _Flight
-    exiting: list = []  # processes that sent their row and are exiting
+    def __init__(self, cells: list[dict], *, results_path: str, meta: dict, repeat: int, warmup: int,
+                 timeout: float, progress: bool = True, cpu_templates: bool = False,
+                 caches: str = "shared", cache_root: str | None = None, unavailable: dict | None = None,
+                 budget: tuple[float, list[str]] | None = None, picks: str | None = None,
+                 base: str | None = None, profile: int = 0, jobs: int = 1):
+        self.cells, self.results_path, self.meta, self.timeout, self.jobs = cells, results_path, meta, timeout, jobs
+        self.cpu_templates, self.picks, self.profile, self.progress = cpu_templates, picks, profile, progress
+        self.shared, self.isolated = caches == "shared", caches == "isolated"
+        self.task = {"repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base, "profile": profile}
+        self.unavailable = unavailable or {}
+        self.rows = kept_on_resume(results_path)
+        earlier = earlier_meta(results_path)
+        meta["cuts"] = all_cuts(earlier)
+        self.t0, self.piece = time.perf_counter(), {"started": meta.get("started"), "wall_s": 0.0}
+        meta["pieces"] = pieces(earlier) + [self.piece]
+        self.pricer = None
+        if budget is not None and cells:
+            self.pricer = Budget(budget[0], budget[1], self.rows, cells[0]["device"], cells[0]["mode"], meta["cuts"], jobs)
+        self.owned = cache_root is None  # ours to delete once every cell is done; a --cache-dir is the user's
+        self.cache_root = cache_root or os.path.splitext(results_path)[0] + ".inductor-cache"
+        self.flights: dict = {}  # connection -> _Flight
+        self.exiting: list = []  # processes that sent their row and are exiting
+        self.not_started, self.first_stop = 0, None  # cells the budget did not start, and why the first was not
+        self.bank = None  # the first model-first cell the budget did not start, when its picks outlive a cut
+        self.groups: list[list[dict]] = []  # the cells to run, by model, in plan order
+        self.pending: set = set()  # ids of the cells not started yet
 
-    def start(cell: dict, quote: dict | None = None, state: str | None = None) -> None:
-        cache_dir, artifact_dir = cache_dirs(cache_root, cell, shared)
-        state = state or _state(cell, cache_dir)
+    def save(self) -> None:
+        self.piece["wall_s"] = round(time.perf_counter() - self.t0, 1)
+        if self.profile:  # the device's own bandwidth, as the profiled cells measured it
+            self.meta["bandwidth"] = measured_bandwidth(self.rows.values())
+        save_results(self.results_path, self.rows, self.meta)
+
+    def _to_run(self) -> list[dict]:
+        """The cells to run; n/a rows are decided here, cheaply, and never vanish."""
+        todo = []
+        for cell in self.cells:
+            if cell_key(cell) in self.rows:
+                continue
+            why = self.unavailable.get(cell["model"]) or \
+                by_name(cell["config"]).not_applicable(cell["device"], cell["mode"], self.cpu_templates)
+            if why:
+                self.rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
+            else:
+                todo.append(cell)
+        if len(todo) < len(self.cells):
+            print(f"{len(self.cells) - len(todo)} of {len(self.cells)} cells already in {self.results_path} or n/a",
+                  file=sys.stderr)
+        return todo
+
+    def _prepare(self, todo: list[dict]) -> None:
+        self.bar = _progress(len(todo), self.progress)
+        self.ctx = _context(todo[0]["device"], todo[0]["suite"]) if todo else None
+        os.makedirs(self.cache_root, exist_ok=True)
+        if self.jobs > 1:
+            self.task["device_lock"] = os.path.join(self.cache_root, "device.lock")
+        self.task.update(_cores(todo[0]["device"], self.jobs) if todo else {})
+        for cell in todo:
+            if not self.groups or self.groups[-1][0]["model"] != cell["model"]:
+                self.groups.append([])
+            self.groups[-1].append(cell)
+        self.pending = {id(c) for c in todo}
+
+    def state_of(self, cell: dict, cache_dir: str | None) -> str:
+        """How the cell's compile starts: warm (its model's shared cache), seeded (--picks) or cold."""
+        warm = self.shared and cache_dir is not None and os.path.isdir(cache_dir) and has_files(cache_dir)
+        seeded = self.picks and has_picks(self.picks, cell, self.meta.get("device_name"))
+        return "warm" if warm else "seeded" if seeded else "cold"
+
+    def start(self, cell: dict, quote: dict | None = None, state: str | None = None) -> None:
+        cache_dir, artifact_dir = cache_dirs(self.cache_root, cell, self.shared)
+        state = state or self.state_of(cell, cache_dir)
         if state == "seeded":
-            seed_picks(picks, cell, cache_dir)
-        task = {**cell, "repeat": repeat, "warmup": warmup, "cpu_templates": cpu_templates, "base": base, "profile": profile,
-                "cache_dir": cache_dir, "artifact_dir": artifact_dir, **extra}
-        parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(task, child))
+            seed_picks(self.picks, cell, cache_dir)
+        task = {**cell, **self.task, "cache_dir": cache_dir, "artifact_dir": artifact_dir}
+        parent, child = self.ctx.Pipe(duplex=False)
+        proc = self.ctx.Process(target=_child, args=(task, child))
         proc.start()
         child.close()
-        flights[parent] = _Flight(cell, state, cache_dir, artifact_dir, quote, proc, parent)
-        bar.set_description(f"{cell['model']} / {cell['config']}")
+        self.flights[parent] = _Flight(cell, state, cache_dir, artifact_dir, quote, proc, parent)
+        self.bar.set_description(f"{cell['model']} / {cell['config']}")
 
-    def _state(cell: dict, cache_dir: str | None) -> str:
-        warm = shared and cache_dir is not None and os.path.isdir(cache_dir) and has_files(cache_dir)
-        return "warm" if warm else "seeded" if picks and has_picks(picks, cell, meta.get("device_name")) else "cold"
-
-    def land(flight: _Flight, row: dict | None) -> None:
+    def land(self, flight: _Flight, row: dict | None) -> None:
         """A cell's end: its row (None: a time limit cut it), its picks, its cut if it was one."""
         cell, state, quote = flight.cell, flight.state, flight.quote
-        del flights[flight.conn]
+        del self.flights[flight.conn]
         flight.conn.close()
-        if picks:  # a cell stopped by a time limit keeps what it benchmarked, too
-            save_picks(picks, cell, flight.cache_dir)
+        if self.picks:  # a cell stopped by a time limit keeps what it benchmarked, too
+            save_picks(self.picks, cell, flight.cache_dir)
         if row is None or row.get("message", "").startswith(TIMED_OUT):
             cut_s = round(time.perf_counter() - flight.started, 1)
             priced = {} if quote is None else {"priced_s": round(quote["price_s"], 1),
                                                "left_s": round(max(quote["left_s"], 0), 1)}
-            meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s, **priced})
+            self.meta["cuts"].append({**{k: cell[k] for k in KEY_FIELDS}, "cache": state, "cut_s": cut_s, **priced})
             if row is None:  # the log says which cell a call's limit cut, how far in, and what it was priced at
                 at = "" if not priced else (f" (priced at {priced['priced_s']:.0f} s, with {priced['left_s']:.0f} s "
                                             f"of --budget left at its start)")
                 print(f"cut: {cell['model']} / {cell['config']} ({state} cache), "
                       f"{cut_s:.0f} s into its process{at}", file=sys.stderr, flush=True)
-                save()
+                self.save()
                 return
         row["cache"] = state
-        rows[cell_key(cell)] = row
-        save()
+        self.rows[cell_key(cell)] = row
+        self.save()
         shutil.rmtree(flight.artifact_dir, ignore_errors=True)
-        bar.update(1)
+        self.bar.update(1)
 
-    def wait_one() -> None:
+    def wait_one(self) -> None:
         """Until at least one cell in flight has ended."""
         now = time.perf_counter()
-        soonest = min(f.started + timeout for f in flights.values())
-        for conn in multiprocessing.connection.wait(list(flights), timeout=max(0.0, soonest - now)):
-            flight = flights[conn]
+        soonest = min(f.started + self.timeout for f in self.flights.values())
+        for conn in multiprocessing.connection.wait(list(self.flights), timeout=max(0.0, soonest - now)):
+            flight = self.flights[conn]
             try:
                 row = conn.recv()
             except EOFError:
@@ -307,91 +335,102 @@ def run_matrix(cells: list[dict], *, results_path: str, meta: dict, repeat: int,
                 row = {**_key_of(flight.cell), "status": "error", "message": "cell process died without a result" +
                        (f" (exit code {code})" if code not in (0, None) else "")}
             row["wall_s"] = round(time.perf_counter() - flight.started, 2)  # its exit overlaps what comes next
-            exiting.append(flight.proc)
-            land(flight, row)
-        for flight in [f for f in flights.values() if time.perf_counter() - f.started >= timeout]:
+            self.exiting.append(flight.proc)
+            self.land(flight, row)
+        for flight in [f for f in self.flights.values() if time.perf_counter() - f.started >= self.timeout]:
             _stop(flight.proc)
-            land(flight, {**_key_of(flight.cell), "status": "error", "message": f"{TIMED_OUT} {timeout:.0f} s",
-                          "wall_s": round(timeout, 2)})
-        for proc in [p for p in exiting if not p.is_alive()]:
+            self.land(flight, {**_key_of(flight.cell), "status": "error",
+                               "message": f"{TIMED_OUT} {self.timeout:.0f} s", "wall_s": round(self.timeout, 2)})
+        for proc in [p for p in self.exiting if not p.is_alive()]:
             proc.join()
-            exiting.remove(proc)
+            self.exiting.remove(proc)
 
-    groups: list[list[dict]] = []
-    for cell in todo:
-        if not groups or groups[-1][0]["model"] != cell["model"]:
-            groups.append([])
-        groups[-1].append(cell)
-    pending = {id(c) for c in todo}
-
-    def next_cell() -> tuple[dict | None, list[dict]]:
+    def next_cell(self) -> tuple[dict | None, list[dict]]:
         """The first cell in plan order that may start: a model's first cell, or (shared caches) one
         of its others once the first has ended, so that it reuses the first's autotuning."""
-        running = {id(f.cell) for f in flights.values()}
-        for group in groups:
+        running = {id(f.cell) for f in self.flights.values()}
+        for group in self.groups:
             for cell in group:
-                if id(cell) not in pending:
+                if id(cell) not in self.pending:
                     continue
-                if cell is group[0] or not shared or (id(group[0]) not in pending and id(group[0]) not in running):
+                first_done = id(group[0]) not in self.pending and id(group[0]) not in running
+                if cell is group[0] or not self.shared or first_done:
                     return cell, group
                 break
         return None, []
 
-    try:
-        while pending or flights:
-            while len(flights) < jobs:
-                cell, group = next_cell()
-                if cell is None:
+    def fill(self) -> None:
+        """Start cells until ``jobs`` are in flight or none may start; the budget may refuse a cell,
+        and with it its model's later cells."""
+        while len(self.flights) < self.jobs:
+            cell, group = self.next_cell()
+            if cell is None:
+                return
+            self.pending.discard(id(cell))
+            quote, state = None, self.state_of(cell, cache_dirs(self.cache_root, cell, self.shared, make=False)[0])
+            if self.pricer is not None:
+                try:
+                    quote = self.pricer.check(cell, state)
+                except BudgetSpent as exc:  # not started, nor its model's later cells
+                    rest = [c for c in group if id(c) in self.pending]
+                    self.pending.difference_update(id(c) for c in rest)
+                    self.not_started += 1 + len(rest)
+                    self.first_stop = self.first_stop or exc
+                    if self.bank is None and self.picks and state != "warm":
+                        self.bank = (cell, state)
+                    continue
+            self.start(cell, quote, state)
+
+    def bank_last(self) -> bool:
+        """Nothing else fits: the seconds left go to autotuning the first refused model's first cell,
+        whose picks (``picks``) the next run starts from, though the call's end will likely cut it."""
+        if self.bank is None or self.pricer.left() < BANK_SECONDS:
+            return False
+        cell, state = self.bank
+        print(f"banking: {cell['model']} / {cell['config']} ({state}) starts with {self.pricer.left():.0f} s of the "
+              f"budget left; if a time limit cuts it, --picks keeps what it benchmarked", file=sys.stderr, flush=True)
+        self.not_started -= 1
+        self.start(cell, self.pricer.quote(cell, state), state)
+        while self.flights:
+            self.wait_one()
+        return True
+
+    def run(self) -> dict:
+        todo = self._to_run()
+        self.save()
+        self._prepare(todo)
+        finished = False
+        try:
+            while self.pending or self.flights:
+                self.fill()
+                if not self.flights:
                     break
-                pending.discard(id(cell))
-                quote, state = None, _state(cell, cache_dirs(cache_root, cell, shared, make=False)[0])
-                if pricer is not None:
-                    try:
-                        quote = pricer.check(cell, state)
-                    except BudgetSpent as exc:  # not started, nor its model's later cells
-                        rest = [c for c in group if id(c) in pending]
-                        pending.difference_update(id(c) for c in rest)
-                        not_started += 1 + len(rest)
-                        first_stop = first_stop or exc
-                        if bank is None and picks and state != "warm":
-                            bank = (cell, state)
-                        continue
-                start(cell, quote, state)
-            if not flights:
-                break
-            wait_one()
-        banked = bank is not None and pricer.left() >= BANK_SECONDS
-        if banked:
-            # Nothing else fits: the seconds left go to autotuning this model's first cell, whose
-            # picks (``picks``) the next run starts from, though the call's end will likely cut it.
-            cell, state = bank
-            print(f"banking: {cell['model']} / {cell['config']} ({state}) starts with {pricer.left():.0f} s of the "
-                  f"budget left; if a time limit cuts it, --picks keeps what it benchmarked", file=sys.stderr, flush=True)
-            not_started -= 1
-            start(cell, pricer.quote(cell, state), state)
-            while flights:
-                wait_one()
-        if first_stop is not None:
-            raise BudgetSpent(f"{first_stop}; {not_started} cell(s) not started (the later models' cells that "
-                              f"fitted ran{', then the first of them, banked' if banked else ''})")
-        finished = True
-    finally:  # also on Ctrl-C / SIGTERM: no cell is left running behind us, and what it benchmarked is kept
-        for flight in list(flights.values()):
+                self.wait_one()
+            banked = self.bank_last()
+            if self.first_stop is not None:
+                raise BudgetSpent(f"{self.first_stop}; {self.not_started} cell(s) not started (the later models' "
+                                  f"cells that fitted ran{', then the first of them, banked' if banked else ''})")
+            finished = True
+        finally:  # also on Ctrl-C / SIGTERM: no cell is left running behind us, and what it benchmarked is kept
+            self.close(finished)
+        return self.rows
+
+    def close(self, finished: bool) -> None:
+        for flight in list(self.flights.values()):
             _stop(flight.proc)
-            land(flight, None)
-        save()
+            self.land(flight, None)
+        self.save()
         try:  # cells that sent their row may still be exiting (a GPU context torn down): seconds at most
             deadline = time.perf_counter() + EXIT_GRACE_S
-            for proc in exiting:
+            for proc in self.exiting:
                 proc.join(max(0.0, deadline - time.perf_counter()))
         finally:  # a signal in that wait still stops them (or Python's exit would wait for them), and
-            for proc in exiting:  # its seconds count in this piece's wall
+            for proc in self.exiting:  # its seconds count in this piece's wall
                 _stop(proc)
-            bar.close()
-            save()
-        if owned and (finished or caches == "isolated"):
-            shutil.rmtree(cache_root, ignore_errors=True)
-    return rows
+            self.bar.close()
+            self.save()
+        if self.owned and (finished or self.isolated):
+            shutil.rmtree(self.cache_root, ignore_errors=True)
 
 
 def _key_of(cell: dict) -> dict:

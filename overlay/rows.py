@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..errors import UsageError
-from ..switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS
+from .errors import UsageError
+from .switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,8 +2,10 @@
 (like ``gcc -Q --help=optimizers``)."""
 from __future__ import annotations
 
-from . import importhook, switches
-from .config import config
+from .. import importhook, switches
+from ..config import config
+from ..errors import OneLineParser
+from . import COMMANDS
 
 #: The patches each fusion kind's veto needs.
 _KIND_PATCHES = {"outer-loop": ["no-fuse-outer-loop"], "foreach": ["no-fuse-foreach", "no-fuse-veto"],
@@ -71,3 +73,9 @@ def print_listing() -> None:
         w = max(len(r["name"]) for r in items)
         for r in items:
             print(f"  {r['name']:<{w}}  [{r['value']}]  applies: {r['applies']}\n  {'':<{w}}  {r['doc']}")
+
+
+def main(argv: list[str]) -> int:
+    OneLineParser(prog="python -m inductor_ablate list", description=COMMANDS["list"][1]).parse_args(argv)
+    print_listing()
+    return 0

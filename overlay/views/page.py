@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 
-from . import charts, markdown, views
+from . import charts, markdown
+from .sections import PAPER_LINK
 
 MAX_REMARKS = 500  # a log of a large model holds thousands; the hottest are what a reader opens
 
@@ -44,4 +45,4 @@ def render(sources: list[str], sections: list[dict], splits: list, logs: list[tu
              for path, data in logs]
     title = "; ".join(sec["title"] for sec in sections)
     return env.get_template("page.html.j2").render(title=title, sources=sources, sections=sections, logs=shown,
-                                                   paper_link=views.PAPER_LINK)
+                                                   paper_link=PAPER_LINK)

@@ -3,12 +3,11 @@ paper's Table 4, each row's share of `all` kept (with intervals), per model, ker
 noise floor, the profiles' split, and a decision log's remarks.  No formatting here."""
 from __future__ import annotations
 
-import math
-import random
 import statistics
 
-from ..bench import report
-from ..bench.configs import by_name
+from ..results import device_names, pieces
+from ..rows import by_name
+from ..stats import fusion_part, kept_share, noise_floor, pairs_with_all, same_code, share, summary_rows
 
 #: The PyTorch 2 paper's Table 4 (float16 HuggingFace models on an A100): geomean speedup over eager.
 PAPER = {
@@ -22,87 +21,10 @@ PAPER = {
 PAPER_LINK = "https://pytorch.org/assets/pytorch2-2.pdf"
 
 
-def groups(cells: list[dict]) -> dict[tuple, list[dict]]:
-    """{(suite, device, dtype, mode): cells}: one section of the report each."""
-    out: dict = {}
-    for c in cells:
-        out.setdefault((c["suite"], c["device"], c["dtype"], c["mode"]), []).append(c)
-    return out
-
-
-def processes(cells) -> dict:
-    """{(model, config): [cell, ...]}: each row's processes on each model."""
-    reps: dict = {}
-    for c in cells:
-        reps.setdefault((c["model"], c["config"]), []).append(c)
-    return reps
-
-
-def pairs_with_all(cells) -> dict:
-    """{config: {model: [(row speedup, same-run `all` speedup), ...]}} (``report.paired_with_all``)."""
-    reps = processes(report.apply_baseline(cells))
-    out: dict = {}
-    for (m, config), cs in reps.items():
-        pairs = report.paired_with_all(cs, reps.get((m, "all"), []))
-        if pairs and config != "all":
-            out.setdefault(config, {})[m] = pairs
-    return out
-
-
-def same_code(cells) -> set:
-    """{(model, config)} whose processes generated `all`'s very code (the bench report's "same code")."""
-    reps = processes(cells)
-    return {(m, config) for (m, config), cs in reps.items()
-            if config != "all" and report.same_code_as_all(cs, reps.get((m, "all"), []))}
-
-
-def share(pairs, models, rng=None) -> float:
-    """Geomean over ``models`` of speedup(row) / speedup(same-run `all`)."""
-    row, base = report.draw_pairs(pairs, models, rng)
-    return row / base
-
-
-def bootstrap(statistic, models, seed) -> tuple[float, float] | None:
-    """95% interval of ``statistic(models, rng)``, resampling models (and, in the statistic, each
-    model's process pairs); None where there is nothing to resample (one model, one process)."""
-    rng = random.Random(seed)
-    values = [statistic([rng.choice(models) for _ in models], rng) for _ in range(report.BOOTSTRAP)]
-    return report._percentiles([v for v in values if v is not None and math.isfinite(v)])
-
-
-def kept_share(pairs_of_row: dict, seed: str) -> dict:
-    """{point, lo, hi, models, processes}: the geomean over models of speedup(row) / speedup(all);
-    lo and hi are None with a single pair (no interval to give)."""
-    models = sorted(pairs_of_row)
-    n = sum(len(p) for p in pairs_of_row.values())
-    ci = bootstrap(lambda pick, rng: share(pairs_of_row, pick, rng), models, seed) if n > 1 else None
-    return {"point": share(pairs_of_row, models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models),
-            "processes": n}
-
-
-def fusion_part(pairs: dict, kind_config: str) -> dict | None:
-    """{point, lo, hi, models}: the part of fusion's worth a fusion kind carries, log(share kept
-    without the kind) / log(share kept without any fusion), over the models that ran both rows
-    (1: the kind is all of fusion's worth; 0: none of it)."""
-    models = sorted(set(pairs.get(kind_config, {})) & set(pairs.get("no-fusion", {})))
-    if not models:
-        return None
-
-    def part(pick, rng=None):
-        loss = math.log(share(pairs["no-fusion"], pick, rng))
-        return math.log(share(pairs[kind_config], pick, rng)) / loss if loss < 0 else None
-
-    ci = bootstrap(part, models, kind_config)
-    return {"point": part(models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models)}
-
-
-noise_floor = report.noise_floor
-
-
 def section(cells: list[dict], baseline: str = "pooled") -> dict:
     """One setting's views: {key, title, rows, models, per_model, kernels, noise}."""
     key = (cells[0]["suite"], cells[0]["device"], cells[0]["dtype"], cells[0]["mode"])
-    summary = report.summary_rows(cells, baseline)
+    summary = summary_rows(cells, baseline)
     pairs = pairs_with_all(cells)
     same = same_code(cells)
     paper = PAPER.get(key[3], {}) if key[1].startswith("cuda") else {}
@@ -143,7 +65,33 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
 
 
 #: What a run cost (``report --table cost``): the split its end printed.
-cost = report.cost
+def cost(cells: list[dict], meta: dict | None = None) -> dict:
+    """What the cells cost, in seconds summed over them: autotuning, the rest of compiling, timing,
+    waiting for the device (``--jobs``), model set-up (build, inputs, the eager reference), other
+    in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
+    + set-up; the shortest eager step of a model; the run's wall (an interrupted run's too, from its
+    pieces) and jobs from ``meta``.  The one split that the end of a run prints (``time_split``) and
+    ``report --table cost`` and the page show."""
+    meta = meta or {}
+    ran = [c for c in cells if "cell_s" in c]
+    total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
+    start = [(c.get("wall_s") or c["cell_s"]) - c["cell_s"] for c in ran]
+    overhead = sorted(s + (c.get("setup_s") or 0) for s, c in zip(start, ran))
+    eager: dict = {}
+    for c in cells:
+        if c.get("status") == "ok" and c.get("eager_ms"):
+            eager.setdefault(c["model"], []).append(c["eager_ms"])
+    died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
+    wall = sum(p["wall_s"] for p in pieces(meta)) or None  # an interrupted run's file has no wall_s yet
+    return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": wall,
+            "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died, "autotune_s": total("autotune_s"),
+            "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),
+            "wait_s": total("wait_s"), "setup_s": total("setup_s"),
+            "other_s": total("cell_s") - total("compile_s") - total("timing_s") - total("setup_s") - total("wait_s"),
+            "start_s": sum(start), "died_s": died,
+            "overhead_median_s": statistics.median(overhead) if overhead else None,
+            "overhead_max_s": overhead[-1] if overhead else None,
+            "shortest_eager": min(((statistics.median(v), m) for m, v in eager.items()), default=None)}
 
 
 def profile_split(cells: list[dict], top: int = 8) -> dict | None:

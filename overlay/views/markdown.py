@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from ..bench.report import THIN_NOISE_PAIRS
+from ..stats import THIN_NOISE_PAIRS
 
 
 def interval(point, lo, hi, digits: int = 2, suffix: str = "") -> str:
@@ -146,7 +146,7 @@ def fusions(result: dict, top: int = 10) -> str:
 
 
 def cost(sections: list[dict]) -> str:
-    """What each run cost (views.cost): a row per run, seconds summed over its cells; with several
+    """What each run cost (sections.cost): a row per run, seconds summed over its cells; with several
     runs, a first column names each one's results file, so runs sit side by side in one table."""
     head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune", "compile (rest)", "timing",
             "waiting for the device", "set-up + eager reference", "accuracy check, other", "process start",

@@ -1,49 +1,18 @@
-"""``python -m inductor_ablate report RESULTS... [-o PAGE] [--markdown] [--log LOG]``."""
+"""``python -m inductor_ablate report RESULTS... [-o PAGE] [--markdown] [--log LOG] [--fill DOC]``."""
 from __future__ import annotations
 
 import os
 
-from ..errors import OneLineParser, UsageError, check_writable
-from . import markdown, page, views
-
-
-def build(paths: list[str], baseline: str = "pooled") -> tuple[list[dict], list]:
-    """(sections, profile splits) of every setting in every file, in the order given."""
-    from ..results import read_results_file
-
-    sections, splits = [], []
-    for path in paths:
-        data = read_results_file(path)
-        cells = data["cells"]
-        if not cells:
-            raise UsageError(f"{path}: a results file with no cells: nothing to report")
-        for group in views.groups(cells).values():
-            sections.append({**views.section(group, baseline), "cost": views.cost(group, data.get("meta") or {}),
-                             "path": path})
-            splits.append(views.profile_split(group))
-    return sections, splits
-
-
-def page_path(results_path: str) -> str:
-    """Where bench and merge put the page: beside the results file, ``.html`` for ``.json``."""
-    root, ext = os.path.splitext(results_path)
-    return (root if ext == ".json" else results_path) + ".html"
-
-
-def write_page(paths: list[str], out: str, logs: list[str] = (), baseline: str = "pooled") -> str:
-    from ..decisions import load_log
-
-    sections, splits = build(paths, baseline)
-    remarks = [(log, views.remarks(load_log(log))) for log in logs]
-    html = page.render(list(paths), sections, splits, remarks)
-    with open(out, "w") as f:
-        f.write(html)
-    return out
+from ..decisions import load_log
+from ..errors import OneLineParser, UsageError, check_writable, require_extra
+from ..views import charts, markdown
+from ..views.build import build, page_path, write_page
+from ..views.fill import fill
+from ..stats import BASELINES
+from .compare import main as compare
 
 
 def main(argv: list[str]) -> int:
-    from ..bench.report import BASELINES
-
     p = OneLineParser(prog="python -m inductor_ablate report",
                       description="one self-contained HTML page (or --markdown tables) from bench results files")
     p.add_argument("results", nargs="*", metavar="RESULTS")
@@ -57,13 +26,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--table", choices=markdown.TABLES, default=None, help="with --markdown: one table only")
     p.add_argument("--baseline", default="pooled", choices=BASELINES, help="eager time a speedup divides (as bench)")
     p.add_argument("--fill", action="append", default=[], metavar="DOC",
-                   help="rewrite the tables of a Markdown doc from the commands above them (see report/fill.py)")
+                   help="rewrite the tables of a Markdown doc from the commands above them (see views/fill.py)")
     p.add_argument("--check", action="store_true", help="with --fill: change nothing; exit 1 if a table is stale")
     args = p.parse_args(argv)
     if args.fill:
-        from ..compare import main as compare
-        from .fill import fill
-
         if args.results or args.markdown:
             raise UsageError("report --fill DOC takes no results files: each table's command names its own")
         stale = {doc: fill(doc, {"report": main, "compare": compare}, args.check) for doc in args.fill}
@@ -76,10 +42,9 @@ def main(argv: list[str]) -> int:
     if not args.results:
         raise UsageError("report: give one or more results files (bench --json writes them)")
     if args.figure:
-        from . import charts
-
         if not args.output or args.markdown:
             raise UsageError("--figure NAME writes an SVG: give it -o FILE.svg (and no --markdown)")
+        require_extra("report --figure", ("matplotlib",), "report")
         check_writable(args.output, "figure", "choose another -o path")
         sections, _ = build(args.results[:1], args.baseline)
         svg = getattr(charts, args.figure)(sections[0])
@@ -100,13 +65,12 @@ def main(argv: list[str]) -> int:
         else:
             print(markdown.document(sections, splits), end="")
         return 0
+    require_extra("report", ("matplotlib", "jinja2"), "report")
     out = args.output or page_path(args.results[0])
     if os.path.isdir(out):
         raise UsageError(f"-o {out}: a directory; give the page's file name")
     check_writable(out, "report page", "choose another -o path")
     for log in args.log:  # a bad log is found before the bootstrap runs
-        from ..decisions import load_log
-
         load_log(log)
     print(f"report: {write_page(args.results, out, args.log, args.baseline)}")
     return 0
