@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import re
 import subprocess
 import tempfile
 
 from . import decisions
 from .errors import UsageError
+from .stats import MIN_PAIRS_FOR_A_CLAIM, mean_interval
 
 KINDS = {"fuse": ("fusion", "INDUCTOR_FUSE_LIMIT"), "inline": ("inline", "INDUCTOR_INLINE_LIMIT")}
 
@@ -157,8 +159,6 @@ def metric_value(stdout: str) -> float | None:
 
 def _interval(diffs: list[float], seed: str) -> tuple[float, float] | None:
     """Bootstrap 95% interval of the mean of ``diffs`` (None for fewer than 2), as bench's tables do."""
-    from .stats import mean_interval
-
     return mean_interval(diffs, seed)
 
 
@@ -181,7 +181,7 @@ def fusion_times(records: list[dict], profile: dict) -> dict[int, tuple[float, s
     return out
 
 
-def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 900, out=print,
+def rank(command: list[str], top: int = 5, repeats: int = 6, timeout: float = 900, out=print,
          by: str = "score") -> dict:
     """Leave-one-out over the ``top`` fusions by memory score or (``by="time"``) by the time of
     the kernels they produced: see the module docstring."""
@@ -249,7 +249,7 @@ def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 90
             rows.append(dict(record=record, n=n, samples=samples[n], diffs=diffs, change=mean, kernel=kernel,
                              kernel_ms=kernel_ms,
                              change_lo=ci and ci[0], change_hi=ci and ci[1], problems=problems[n],
-                             significant=bool(ci and (ci[0] > 0 or ci[1] < 0))))
+                             significant=bool(ci and (ci[0] > 0 or ci[1] < 0)) and len(diffs) >= MIN_PAIRS_FOR_A_CLAIM))
         rows.sort(key=lambda r: (r["change"] is None, -(r["change"] or 0)))
         return {"rows": rows, "base": base, "runs": runs, "fusions": len(fusions), "repeats": repeats, "top": top,
                 "command": command, "by": by}
@@ -257,11 +257,12 @@ def rank(command: list[str], top: int = 5, repeats: int = 5, timeout: float = 90
 
 def print_ranking(result: dict) -> None:
     base = sorted(result["base"])
-    median = base[len(base) // 2]
+    median = statistics.median(base)
     print(f"\n{result['runs']} runs; metric with every fusion: median {median:g} over {len(base)} rounds "
           f"(min {base[0]:g}, max {base[-1]:g})")
     print("change = metric with the fusion vetoed minus with every fusion, paired by round (for a latency, "
-          "+ = the fusion saves that much); [95% bootstrap interval]; * = interval excludes 0")
+          "+ = the fusion saves that much); [95% bootstrap interval]; * = interval excludes 0, on "
+          f"{MIN_PAIRS_FOR_A_CLAIM}+ rounds (the study's rule)")
     timed = result.get("by") == "time"
     header = (f"{'rank':>4}  {'#':>5}  {'kind':<12} {'score':>10}  " + (f"{'kernel ms':>10}  " if timed else "") +
               f"{'change':>10}  {'interval':<24} {'%':>7}  fusion")

@@ -116,6 +116,16 @@ def check_one_base(named: dict[str, set], what: str) -> None:
                    shown=lambda b: b or "no --base")
 
 
+def check_one_setting(path: str, data: dict, setting: tuple[str, str, str]) -> None:
+    """A results file that a run resumes holds that run's (suite, dtype, mode) only: a bfloat16 run
+    appended to a float32 file would make one file of two studies."""
+    held = {(c.get("suite"), c.get("dtype"), c.get("mode")) for c in data.get("cells", [])} - {setting}
+    if held:
+        other = ", ".join(" ".join(map(str, s)) for s in sorted(held, key=str))
+        raise UsageError(f"--json {path} holds cells of {other}; this run is {' '.join(setting)}: one results file "
+                         f"holds one setting; {RESUME_HINT}")
+
+
 def kept_on_resume(path: str | None) -> dict:
     """The rows of ``path`` that a resumed run keeps: all but errors (a timeout, a crash), which it
     runs again."""

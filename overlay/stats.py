@@ -172,77 +172,109 @@ def draw_pairs(pairs: dict, models: list[str], rng: random.Random | None = None)
 
 
 def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
-    """One row per (setting, config): the geomean speedup over eager, its change from `all`, each
-    with a bootstrap 95% interval, and how many models' generated code equals `all`'s.
+    """One row per (setting, config): the geomean speedup over eager and the share of `all`'s
+    speedup the row keeps, each with a bootstrap 95% interval, how many models' generated code
+    equals `all`'s, and whether the change is a claim (``significant``, the star; ``claim`` says
+    why not otherwise).
 
     A model's speedup is the geomean over its cell repeats (``--cell-repeats``, each its own process).
     The interval resamples models, and within each model its repeats, with replacement: it holds the
-    spread between models and, with repeats, the noise between processes.  The change from `all` is
-    paired by model (both rows over the models where both ran) and by run (``paired_with_all``).  A
-    change whose interval excludes zero is marked ``significant``; a row whose code equals `all`'s on
-    every model is ``same code``: no change to measure, whatever the timings say."""
+    spread between models and, with repeats, the noise between processes.  The share kept is paired
+    by model and by run (``paired_with_all``, ``kept_share``); ``vs_all`` (the difference of the two
+    speedups) stays in the rows for the CSV."""
     cells = apply_baseline(cells, baseline)
     out = []
-    for (suite, device, dtype, mode), group in settings(cells).items():
-        models = sorted({c["model"] for c in group})
-        reps: dict[tuple[str, str], list[dict]] = {}
-        for c in group:
-            reps.setdefault((c["model"], c["config"]), []).append(c)
-
-        def speeds(model, config):
-            return [r["speedup"] for r in reps.get((model, config), []) if r["status"] == "ok"]
-
-        def code(model, config):
-            return generated_code(reps.get((model, config), []))
-
-        base_ok = [m for m in models if speeds(m, "all")]
-
-        def kind_absent(model, kinds):
-            """True if every logged `all` process of the model made no fusion of ``kinds`` (a comma list)."""
-            logs = [r["fusions"] for r in reps.get((model, "all"), []) if r["status"] == "ok" and "fusions" in r]
-            return bool(logs) and not any(f.get(k) for f in logs for k in kinds.split(","))
-        for name in ordered_rows(group):
-            row_cells = [r for m in models for r in reps.get((m, name), [])]
-            ok_models = [m for m in models if speeds(m, name)]
-            paired = [m for m in ok_models if m in base_ok]
-            same = [m for m in paired if same_code_as_all(reps.get((m, name), []), reps[(m, "all")])]
-            hashed = [m for m in paired if code(m, name) and code(m, "all")]  # files before code hashes: none
-            kind = by_name(name).switches.get("no_fuse")
-            absent = [m for m in paired if isinstance(kind, str) and kind_absent(m, kind)]
-            point = geomean([geomean(speeds(m, name)) for m in ok_models])
-            pairs = {m: paired_with_all(reps[(m, name)], reps[(m, "all")]) for m in paired}
-            pg, pb = draw_pairs(pairs, paired) if paired else (None, None)
-            rng = random.Random(f"{suite}{device}{dtype}{mode}{name}")  # the same intervals every time
-            boot, boot_diff = [], []
-            for _ in range(BOOTSTRAP if ok_models else 0):
-                pick = [rng.choice(ok_models) for _ in ok_models]
-                boot.append(geomean([geomean([rng.choice(speeds(m, name)) for _ in speeds(m, name)]) for m in pick]))
-                if paired and name != "all":
-                    g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng)
-                    boot_diff.append(g - b)
-            # one process of one model has nothing to resample: its "interval" would be the point itself
-            ci = percentiles(boot) if sum(len(speeds(m, name)) for m in ok_models) > 1 else None
-            n_pairs = sum(map(len, pairs.values()))
-            ci_diff = percentiles(boot_diff) if n_pairs > 1 else None
-            statuses = [r["status"] for r in row_cells]
-            out.append(dict(
-                suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=by_name(name).source,
-                baseline=baseline, models=len(models), ok=len(ok_models),
-                repeats=max((len(reps.get((m, name), [])) for m in models), default=0),
-                na=bool(statuses) and all(s == "n/a" for s in statuses),
-                na_message=next((r.get("message", "") for r in row_cells if r["status"] == "n/a"), ""),
-                failed=[f"{r['model']}: {r['status']}" for r in row_cells if is_failure(r)],
-                speedup=point, speedup_lo=ci and ci[0], speedup_hi=ci and ci[1],
-                vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
-                vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
-                significant=bool(ci_diff and (ci_diff[0] > 0 or ci_diff[1] < 0)) and not (hashed and len(same) == len(paired))
-                and n_pairs >= MIN_PAIRS_FOR_A_CLAIM,
-                same_code=len(same) if hashed else None,
-                nothing_to_take_out=len(absent),  # kind rows: models whose `all` made no fusion of the kind
-                kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
-                compile_s=mean_or_zero([r.get("compile_s", 0) for r in row_cells if r["status"] == "ok"]),
-            ))
+    for setting, group in settings(cells).items():
+        table = _Setting(setting, group)
+        noise = noise_floor(group)
+        out += [_summary_row(table, name, baseline, noise) for name in ordered_rows(group)]
     return out
+
+
+class _Setting:
+    """One setting's cells by (model, row), and what the summary asks of them."""
+
+    def __init__(self, setting: tuple, group: list[dict]):
+        self.setting, self.models = setting, sorted({c["model"] for c in group})
+        self.reps: dict[tuple[str, str], list[dict]] = {}
+        for c in group:
+            self.reps.setdefault((c["model"], c["config"]), []).append(c)
+        self.base_ok = [m for m in self.models if self.speeds(m, "all")]
+
+    def cells(self, model: str, config: str) -> list[dict]:
+        return self.reps.get((model, config), [])
+
+    def speeds(self, model: str, config: str) -> list[float]:
+        return [r["speedup"] for r in self.cells(model, config) if r["status"] == "ok"]
+
+    def kind_absent(self, model: str, kinds: str) -> bool:
+        """True if every logged `all` process of the model made no fusion of ``kinds`` (a comma list)."""
+        logs = [r["fusions"] for r in self.cells(model, "all") if r["status"] == "ok" and "fusions" in r]
+        return bool(logs) and not any(f.get(k) for f in logs for k in kinds.split(","))
+
+
+def _summary_row(t: _Setting, name: str, baseline: str, noise: dict | None) -> dict:
+    suite, device, dtype, mode = t.setting
+    row_cells = [r for m in t.models for r in t.cells(m, name)]
+    ok_models = [m for m in t.models if t.speeds(m, name)]
+    paired = [m for m in ok_models if m in t.base_ok]
+    same = [m for m in paired if same_code_as_all(t.cells(m, name), t.cells(m, "all"))]
+    hashed = [m for m in paired if generated_code(t.cells(m, name)) and generated_code(t.cells(m, "all"))]
+    kind = by_name(name).switches.get("no_fuse")
+    pairs = {m: paired_with_all(t.cells(m, name), t.cells(m, "all")) for m in paired}
+    pg, pb = draw_pairs(pairs, paired) if paired else (None, None)
+    rng = random.Random(f"{suite}{device}{dtype}{mode}{name}")  # the same intervals every time
+    boot, boot_diff = [], []
+    for _ in range(BOOTSTRAP if ok_models else 0):
+        pick = [rng.choice(ok_models) for _ in ok_models]
+        boot.append(geomean([geomean([rng.choice(t.speeds(m, name)) for _ in t.speeds(m, name)]) for m in pick]))
+        if paired and name != "all":
+            g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng)
+            boot_diff.append(g - b)
+    # one process of one model has nothing to resample: its "interval" would be the point itself
+    ci = percentiles(boot) if sum(len(t.speeds(m, name)) for m in ok_models) > 1 else None
+    n_pairs = sum(map(len, pairs.values()))
+    ci_diff = percentiles(boot_diff) if n_pairs > 1 else None
+    kept = kept_share(pairs, name) if paired and name != "all" else None
+    busy = sum(bool(c.get("busy")) for m in paired for c in t.cells(m, name) + t.cells(m, "all"))
+    within = bool(noise and kept and abs(kept["point"] - 1) <= noise["median"])
+    statuses = [r["status"] for r in row_cells]
+    return dict(
+        suite=suite, device=device, dtype=dtype, mode=mode, config=name, source=by_name(name).source,
+        baseline=baseline, models=len(t.models), ok=len(ok_models),
+        repeats=max((len(t.cells(m, name)) for m in t.models), default=0),
+        na=bool(statuses) and all(s == "n/a" for s in statuses),
+        na_message=next((r.get("message", "") for r in row_cells if r["status"] == "n/a"), ""),
+        failed=[f"{r['model']}: {r['status']}" for r in row_cells if is_failure(r)],
+        speedup=geomean([geomean(t.speeds(m, name)) for m in ok_models]), speedup_lo=ci and ci[0], speedup_hi=ci and ci[1],
+        vs_all=(pg - pb) if pg and pb and name != "all" else None, paired=len(paired),
+        vs_all_lo=ci_diff and ci_diff[0], vs_all_hi=ci_diff and ci_diff[1],
+        kept=kept and kept["point"], kept_lo=kept and kept["lo"], kept_hi=kept and kept["hi"], pairs=n_pairs,
+        busy=busy, within_noise=within,
+        **claim(kept, n_pairs, len(same) if hashed else None, len(paired), within, busy),
+        same_code=len(same) if hashed else None,
+        # kind rows: models whose `all` made no fusion of the kind
+        nothing_to_take_out=sum(isinstance(kind, str) and t.kind_absent(m, kind) for m in paired),
+        kernels=sum(r.get("kernels", 0) for r in row_cells if r["status"] == "ok" and r.get("cell_repeat", 0) == 0),
+        compile_s=mean_or_zero([r.get("compile_s", 0) for r in row_cells if r["status"] == "ok"]),
+    )
+
+
+def claim(kept: dict | None, n_pairs: int, same: int | None, paired: int, within_noise: bool, busy: int) -> dict:
+    """{significant, claim}: a row's change is starred only when its share of `all` kept has an
+    interval that excludes 1 and nothing says it could be noise.  ``claim`` names what stopped a
+    star: ``same code`` (most models generated `all`'s very code), ``interval`` (it holds 1), or,
+    for an interval that excludes 1, ``few pairs`` (under ``MIN_PAIRS_FOR_A_CLAIM``), ``noise``
+    (within the noise floor the run measured) or ``busy`` (a process it rests on ran while the
+    machine took its cores away: ``bench/steady.py``)."""
+    if kept is None:
+        return {"significant": False, "claim": None}
+    why = ("same code" if same is not None and 2 * same > paired else
+           "interval" if kept["lo"] is None or kept["lo"] <= 1 <= kept["hi"] else
+           "few pairs" if n_pairs < MIN_PAIRS_FOR_A_CLAIM else
+           "noise" if within_noise else
+           "busy" if busy else None)
+    return {"significant": why is None, "claim": why or "star"}
 
 
 def mean_or_zero(values):

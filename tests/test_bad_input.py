@@ -141,6 +141,20 @@ def test_bench_refuses_to_resume_a_file_of_another_device_before_any_cell(tmp_pa
     assert not fresh.exists()
 
 
+def test_bench_refuses_to_append_another_dtype_to_a_results_file(tmp_path):
+    """`bench --dtype bfloat16 --json F` on a float32 file appended silently: one file, two studies."""
+    results = tmp_path / "f32.json"
+    cell = dict(suite="embedded", model="mlp_gelu", config="all", device="cpu", dtype="float32", mode="inference",
+                status="ok", eager_ms=1.0, compiled_ms=0.5, speedup=2.0)
+    results.write_text(json.dumps({"meta": {}, "cells": [cell]}))
+    before = results.read_text()
+    proc = cli("bench", "--device", "cpu", "--models", "mlp_gelu", "--configs", "all", "--dtype", "bfloat16",
+               "--json", str(results), "--no-progress")
+    assert_one_line_error(proc, f"--json {results} holds cells of embedded float32 inference; this run is embedded "
+                                f"bfloat16 inference")
+    assert results.read_text() == before
+
+
 @pytest.mark.parametrize("command", ["merge", "bench"])
 def test_a_plot_path_matplotlib_cannot_write_fails_before_any_work(tmp_path, command):
     """matplotlib chooses the format from the suffix: a .txt plot was a traceback once every cell had run."""

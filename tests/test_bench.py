@@ -670,6 +670,43 @@ def test_a_change_is_claimed_only_on_six_or_more_paired_processes():
     six = {r["config"]: r for r in stats.summary_rows(cells_(6))}["no-fusion"]
     assert six["vs_all_hi"] < 0 and six["significant"]
 
+def _six_models(loss: float, **extra) -> list[dict]:
+    """Six models whose row keeps ``loss`` of `all`'s speedup, every process with ``extra``."""
+    return [dict(suite="s", model=f"m{i}", device="cpu", dtype="float32", mode="inference", config=config,
+                 status="ok", eager_ms=1.0, compiled_ms=1.0 / s, speedup=s, code_hash=f"{config}{i}", **extra)
+            for i in range(6) for config, s in (("all", 2.0 + i), ("no-fusion", loss * (2.0 + i)))]
+
+
+def test_no_star_from_a_busy_machine_from_noise_or_from_mostly_same_code():
+    """Issue 66: a star only where nothing says the change could be the machine.  The same six
+    models that earn a star lose it when one process was timed on a busy machine, when the change is
+    within the noise floor the run measured (two processes of identical code 12% apart), and when
+    most models generated `all`'s very code; the terminal table says which."""
+    base = {r["config"]: r for r in stats.summary_rows(_six_models(0.9))}["no-fusion"]
+    assert base["significant"] and base["claim"] == "star" and base["kept"] == pytest.approx(0.9)
+    busy = _six_models(0.9)
+    busy[1]["busy"] = True
+    row = {r["config"]: r for r in stats.summary_rows(busy)}["no-fusion"]
+    assert not row["significant"] and row["claim"] == "busy" and row["busy"] == 1
+    assert "no star: rests on a busy process" in terminal.summary_table(busy)
+    assert "BUSY MACHINE" in terminal.noise_lead(busy, stats.summary_rows(busy))
+    noisy = _six_models(0.9) + [dict(_six_models(0.9)[0], cell_repeat=1, compiled_ms=0.5 / 1.12, speedup=2.24)]
+    row = {r["config"]: r for r in stats.summary_rows(noisy)}["no-fusion"]
+    assert row["within_noise"] and row["claim"] == "noise" and not row["significant"]
+    same = [dict(c, code_hash="same" + c["model"]) if c["model"] in ("m0", "m1", "m2", "m3") else c
+            for c in _six_models(0.9)]
+    row = {r["config"]: r for r in stats.summary_rows(same)}["no-fusion"]
+    assert row["same_code"] == 4 and row["claim"] == "same code" and not row["significant"]
+
+
+def test_the_terminal_shows_the_share_of_all_kept_as_the_page_does():
+    """One metric everywhere: the terminal's column is the share kept (0.90), not a difference of
+    speedups, with the interval the page and README show."""
+    cells = _six_models(0.9)
+    line = next(l for l in terminal.summary_table(cells).splitlines() if l.startswith("no-fusion"))
+    assert " 0.90*" in line and "[0.90, 0.90]" in line, line
+
+
 def test_skip_done_runs_only_what_is_missing_with_each_models_all(tmp_path):
     """--skip-done: cells that ran ok in an earlier file are not planned again; a model with any cell
     left keeps its `all` (the pair of its rows, and what autotunes it); a failed cell runs again."""

@@ -31,6 +31,7 @@ from inductor_ablate.kernel_census import recording, summarize
 from ..rows import all_inductor, by_name
 from .devicelock import DeviceLock
 from .models import load_suite
+from .steady import steady_pairs, waited
 
 TOLERANCE = {"float32": 2e-3, "bfloat16": 5e-2, "float16": 2e-2}
 
@@ -419,7 +420,8 @@ def _time(task, row, model, inputs, loss_fn, compiled, census, decision_log) -> 
 
     Both warm up, a sample is sized to >= ~20 ms (CPU) / ~5 ms (CUDA) of calls, then samples
     alternate.  Long samples matter on CPU: switching between eager and compiled code costs each
-    side the other's OpenMP spin-wait, which one-call samples would measure."""
+    side the other's OpenMP spin-wait, which one-call samples would measure.  A pair of samples
+    during which the machine took the cores away is dropped and taken again (``steady``)."""
     mode = task["mode"]
     timer = _Timer(task["device"])
     if task.get("timing_cores"):
@@ -430,10 +432,14 @@ def _time(task, row, model, inputs, loss_fn, compiled, census, decision_log) -> 
         run_eager(), run_compiled()
     number = timer.calls_per_sample(run_compiled, run_eager)
     timing_t0 = time.perf_counter()
-    eager_ms, compiled_ms, ratios = [], [], []
-    for _ in range(task["repeat"]):
-        e, c = timer(run_eager, number), timer(run_compiled, number)
-        eager_ms.append(e), compiled_ms.append(c), ratios.append(e / c)
+
+    def take_pair():  # an eager sample, then a compiled one, each with its threads' wait for a core
+        (e, we), (c, wc) = waited(lambda: timer(run_eager, number)), waited(lambda: timer(run_compiled, number))
+        return e, c, we, wc
+    steady = steady_pairs(take_pair, task["repeat"])
+    eager_ms, compiled_ms = steady["eager_ms"], steady["compiled_ms"]
+    ratios = [e / c for e, c in zip(eager_ms, compiled_ms)]
+    row.update(disturbed=steady["disturbed"], waited=steady["waited"], busy=steady["busy"])
     row["timing_s"] = round(time.perf_counter() - timing_t0, 3)
     row["timed_at"] = [round(time.time() - row["timing_s"], 3), round(time.time(), 3)]
     if task.get("profile"):

@@ -17,8 +17,8 @@ from ..bench.picks import check_picks_folder
 from ..bench.runner import default_jobs, plan, run_matrix, skip_done
 from ..errors import OneLineParser, UsageError, check_writable, device_option
 from ..views import terminal
-from ..results import (bases, cell_key, check_one_base, check_one_device, device_name, device_names, earlier_cuts,
-                       kept_on_resume, load_results, read_results_file, save_results)
+from ..results import (bases, cell_key, check_one_base, check_one_device, check_one_setting, device_name,
+                       device_names, earlier_cuts, kept_on_resume, load_results, read_results_file, save_results)
 from ..rows import base_row, by_name, default_group, describe, resolve
 from ..stats import summary_rows
 from . import merge
@@ -287,6 +287,8 @@ def _check_earlier(args, path: str, meta: dict) -> None:
     another device are not done here."""
     earlier = ([(path, f"resuming --json {path} here")] if not args.fresh and os.path.exists(path) else []) + [
         (done, f"leaving out the cells of --skip-done {done} here") for done in names("--skip-done", args.skip_done) or []]
+    if earlier[:1] and earlier[0][0] == path:
+        check_one_setting(path, read_results_file(path), (args.suite, args.dtype, args.mode))
     for earlier_path, what in earlier:
         data = read_results_file(earlier_path)
         check_one_device({earlier_path: device_names(data.get("meta", {})), "this machine": {meta["device_name"]}}, what)

@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--by", choices=("score", "time"), default=None,
                    help="choose the --top by Inductor's memory score (default) or by the measured time of the "
                         "kernels they produced, from one profiled run (INDUCTOR_KERNEL_PROFILE)")
-    p.add_argument("--repeats", type=int, default=5, help="rounds of runs for --rank (default 5)")
+    p.add_argument("--repeats", type=int, default=6, help="rounds of runs for --rank (default 6: fewer can star nothing)")
     p.add_argument("--above", type=float, metavar="X", help="with --metric CMD and no --rank: bisect CMD, a run failing "
                                                            "when its number exceeds X (a performance regression)")
     p.add_argument("--json", metavar="PATH", help="with --rank: write the ranking here")

@@ -50,8 +50,8 @@ def headline(sec: dict) -> str:
         if paper:
             cols += [f"{r['paper']:.2f}x" if r["paper"] else "", f"{r['paper_kept']:.2f}" if r["paper_kept"] else ""]
         lines.append("| " + " | ".join(cols) + " |")
-    lines.append("\n`*`: the change from `all` excludes zero at 95% (on 6+ paired processes); same code: models "
-                 "whose generated code was `all`'s own (their figure is noise, not the row).")
+    lines.append("\n`*`: the share kept excludes 1 at 95%, on 6+ paired processes, outside the noise floor, none "
+                 "timed on a busy machine; same code: models that generated `all`'s own code (noise, not the row).")
     return "\n".join(lines)
 
 

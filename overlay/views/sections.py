@@ -7,7 +7,7 @@ import statistics
 
 from ..results import device_names, pieces
 from ..rows import by_name
-from ..stats import fusion_part, kept_share, noise_floor, pairs_with_all, same_code, share, summary_rows
+from ..stats import fusion_part, noise_floor, pairs_with_all, same_code, share, summary_rows
 
 #: The PyTorch 2 paper's Table 4 (float16 HuggingFace models on an A100): geomean speedup over eager.
 PAPER = {
@@ -35,8 +35,9 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
         kept = None
         if config == "all" and r["ok"]:
             kept = {"point": 1.0, "lo": None, "hi": None, "models": r["ok"], "processes": None}
-        elif config in pairs:
-            kept = kept_share(pairs[config], config)
+        elif r["kept"] is not None:
+            kept = {"point": r["kept"], "lo": r["kept_lo"], "hi": r["kept_hi"], "models": r["paired"],
+                    "processes": r["pairs"]}
         row = {"config": config, "source": r["source"], "doc": by_name(config).doc, "na": r["na"],
                "na_message": r["na_message"], "ok": r["ok"], "models": r["models"], "failed": r["failed"],
                "speedup": r["speedup"] if r["ok"] else None, "speedup_lo": r["speedup_lo"],
@@ -47,7 +48,7 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
                "kernels": r["kernels"]}
         row["fusion_part"] = fusion_part(pairs, config) if config.startswith("no-fusion-") and \
             config != "no-fusion-no-inlining" else None
-        row["within_noise"] = bool(noise and kept and config != "all" and abs(kept["point"] - 1) <= noise["median"])
+        row["within_noise"], row["claim"], row["busy"] = r["within_noise"], r["claim"], r["busy"]
         rows.append(row)
     order = [r["config"] for r in rows]
     models = sorted({c["model"] for c in cells})

@@ -12,9 +12,15 @@ from ..stats import (MIN_PAIRS_FOR_A_CLAIM, THIN_NOISE_PAIRS, apply_baseline, ea
 from .sections import cost
 
 
+#: why a row whose interval excludes 1 got no star (``stats.claim``), as the table says it
+_NO_STAR = {"few pairs": f"fewer than {MIN_PAIRS_FOR_A_CLAIM} paired processes", "noise": "within the noise floor",
+            "busy": "rests on a busy process (the machine took its cores)"}
+
+
 def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] | None = None) -> str:
-    """Shaped like the paper's Table 4: geomean speedup over eager per config and the change from
-    `all`, each with its bootstrap 95% interval; `*` marks a change whose interval excludes zero.
+    """Shaped like the paper's Table 4: geomean speedup over eager per config and the share of
+    `all`'s speedup each row keeps, each with its bootstrap 95% interval; `*` marks a claim
+    (``stats.claim``), and a row that could not be one says why in the last column.
     ``rows``: ``summary_rows(cells, baseline)`` if the caller already has them (the bootstrap is not free)."""
     rows = summary_rows(cells, baseline) if rows is None else rows
     baseline = rows[0]["baseline"] if rows else baseline
@@ -27,15 +33,16 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
         reps = max(r["repeats"] for r in group)
         lines.append(f"\n{suite} suite, {device}, {dtype}, {mode}: geomean speedup over eager ({n} models, "
                      f"{reps} process(es) per cell; eager time: {baseline}); [95% bootstrap interval]; "
-                     f"* = the change from `all` is outside its interval's noise (and rests on "
-                     f"{MIN_PAIRS_FOR_A_CLAIM}+ paired processes)")
+                     f"kept = the share of `all`'s speedup the row keeps; * = its interval excludes 1, on "
+                     f"{MIN_PAIRS_FOR_A_CLAIM}+ paired processes, outside the noise floor, on a machine that "
+                     f"did not take the cores away (else 'no star:' says which)")
         for name in sorted({c["base"] for c in cells if c.get("base")}):  # one: files of two are refused
             lines.append(f"(every row, `all` included, ran with --base {name}: {by_name(name).doc})")
-        lines.append(f"{'configuration':<32}{'speedup':>8} {'[95% CI]':<14}{'vs all':>8} {'[95% CI]':<16}"
+        lines.append(f"{'configuration':<32}{'speedup':>8} {'[95% CI]':<14}{'kept':>8} {'[95% CI]':<16}"
                      f"{'same code':>10}{'ok':>7}{'kernels':>9}{'compile s':>11}  source")
         base = next((r for r in group if r["config"] == "all"), None)
         if base and base["ok"] < n:
-            lines.append(f"  (`all` ran on {base['ok']}/{n} models; 'vs all' is over the models where both ran)")
+            lines.append(f"  (`all` ran on {base['ok']}/{n} models; 'kept' is over the models where both ran)")
         missing = [r for r in group if not r["na"] and r["ok"] + len(r["failed"]) < n]
         if missing:
             lines.append(f"  ({', '.join(r['config'] for r in missing)}: cells missing on some models: a cut run resumes with the same command; "
@@ -51,14 +58,15 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
             elif r["paired"] and r["same_code"] == r["paired"]:  # nothing changed: no difference to report
                 diff, ci_diff = "same", "code"
             else:
-                diff = f"{r['vs_all']:+.2f}{'*' if r['significant'] else ''}" if r["vs_all"] is not None else ""
-                ci_diff = f"[{r['vs_all_lo']:+.2f}, {r['vs_all_hi']:+.2f}]" if r["vs_all_lo"] is not None else ""
+                diff = f"{r['kept']:.2f}{'*' if r['significant'] else ''}" if r.get("kept") is not None else ""
+                ci_diff = f"[{r['kept_lo']:.2f}, {r['kept_hi']:.2f}]" if r.get("kept_lo") is not None else ""
             speed = f"{r['speedup']:.2f}x" if r["speedup"] else "-"
             same = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
             ok = f"{r['ok']}/{n}"
             lines.append(f"{r['config']:<32}{speed:>8} {ci:<14}{diff:>8} {ci_diff:<16}{same:>10}{ok:>7}"
                          f"{r['kernels']:>9}{r['compile_s']:>11.1f}  {r['source']}"
-                         + (f"  FAILED: {'; '.join(r['failed'])}" if r["failed"] else ""))
+                         + (f"  FAILED: {'; '.join(r['failed'])}" if r["failed"] else "")
+                         + (f"  no star: {_NO_STAR[r['claim']]}" if r.get("claim") in _NO_STAR else ""))
         for r in group:
             if r.get("nothing_to_take_out"):
                 kind = " or ".join(by_name(r["config"]).switches["no_fuse"].split(","))
@@ -169,29 +177,38 @@ def repeat_spread(cells: list[dict]) -> str:
 
 def noise_lead(cells: list[dict], rows: list[dict]) -> str:
     """The first lines of a summary: the noise floor this run measured (same-code processes), and
-    which reported changes from `all` are within it, said plainly when all of them are."""
+    which reported changes from `all` are within it, said plainly when all of them are; and, when
+    the machine took the cores away from cells while they were timed, how many and what that did."""
     lines = []
     for setting, group in settings(cells).items():
         noise = noise_floor(group)
         mine = [r for r in rows if (r["suite"], r["device"], r["dtype"], r["mode"]) == setting]
-        base = next((r["speedup"] for r in mine if r["config"] == "all" and r["speedup"]), None)
-        changed = [r for r in mine if r["config"] != "all" and r["vs_all"] is not None and base
+        changed = [r for r in mine if r["config"] != "all" and r.get("kept") is not None
                    and not (r["paired"] and r["same_code"] == r["paired"])]
+        busy = [c for c in group if c.get("busy")]
+        dropped = sum(c.get("disturbed", 0) for c in group)
+        if busy:
+            lines.append(f"BUSY MACHINE ({setting[1]}, {setting[3]}): {len(busy)} of {len(group)} cells were timed while "
+                         f"other work took their cores (most samples waited for a core even after retries); the rows "
+                         f"they touch get no star; run again on a quiet machine to separate rows")
+        elif dropped:
+            lines.append(f"load ({setting[1]}, {setting[3]}): {dropped} sample pairs were taken while other work had the "
+                         f"cores, dropped and taken again; every cell kept enough undisturbed ones")
         if noise is None:
             lines.append(f"noise floor ({setting[1]}, {setting[3]}): not measured: no two processes generated identical "
                          f"code; --cell-repeats 3 measures it and puts the noise between processes in the intervals")
             continue
-        within = [r["config"] for r in changed if abs(r["vs_all"]) / base <= noise["median"]]
+        within = [r["config"] for r in changed if r.get("within_noise")]
         text = (f"noise floor ({setting[1]}, {setting[3]}): processes that ran identical code differ in compiled time "
                 f"by a median of {100 * noise['median']:.1f}% (at most {100 * noise['max']:.1f}%, "
                 f"{noise['pairs']} pair{'s' if noise['pairs'] != 1 else ''})")
         if noise["pairs"] < THIN_NOISE_PAIRS:
             text += "; too few pairs to trust: --cell-repeats 2 measures more"
         if changed and len(within) == len(changed):
-            text += ("; every change from `all` below is within it: read none of them as an effect without "
-                     "--cell-repeats 3 and an interval that excludes zero")
+            text += ("; every share of `all` kept below is within it of 1: read none of them as an effect (no "
+                     "star is given to one)")
         elif within:
-            text += f"; changes from `all` within it: {', '.join(within)}"
+            text += f"; shares of `all` kept within it of 1 (no star): {', '.join(within)}"
         lines.append(text)
     return "\n".join(lines)
 
