@@ -21,7 +21,7 @@ import os
 import threading
 import uuid
 
-from . import switches
+from . import scope, switches
 from .config import config
 
 LOG_ENV = switches.LOG_ENV
@@ -148,7 +148,8 @@ def fusion_made(scheduler, node1, node2) -> bool:
     from .fusion_kinds import fusion_kind
 
     n, graph, graph_n = _next("fusion")
-    skip = n in config.effective()["fuse_skip"]
+    in_scope = scope.pair_in_scope(node1, node2)
+    skip = n in config.effective()["fuse_skip"] and in_scope
     if skip:
         if not hasattr(scheduler, "_inductor_ablate_apart"):
             scheduler._inductor_ablate_apart = []
@@ -159,8 +160,20 @@ def fusion_made(scheduler, node1, node2) -> bool:
         score = None
     _emit({"decision": "fusion", "n": n, "graph": graph, "graph_n": graph_n, "kind": fusion_kind(node1, node2),
            "node1": node1.get_name(), "node2": node2.get_name(), "ops1": _ops(node1), "ops2": _ops(node2),
-           "score": score, "result": "vetoed (INDUCTOR_FUSE_SKIP)" if skip else "fused"})
+           "score": score, "result": "vetoed (INDUCTOR_FUSE_SKIP)" if skip else "fused", **_where(node1, node2, in_scope)})
     return skip
+
+
+def _where(node1, node2, in_scope: bool) -> dict:
+    """Both sides' modules (the deepest holding each side's FX nodes) and, under a scope, whether the
+    pair was in it: a log line says where a fusion happened, not only what it joined."""
+    def module(node):
+        return scope.common_module(scope.module_path(o) for n in node.get_nodes()
+                             for o in getattr(getattr(n, "node", None), "origins", ()) or ())
+    out = {"module1": module(node1), "module2": module(node2)}
+    if scope.scoped():
+        out["in_scope"] = in_scope
+    return out
 
 
 def _pending_refusals() -> dict:
@@ -223,7 +236,8 @@ def inline_candidate(fx_node, box) -> bool:
     result = ("realized (INDUCTOR_NO_INLINE)" if eff["no_inline"] else "realized (limit)" if realize
               else "left to Inductor")
     _emit({"decision": "inline", "n": n, "graph": graph, "graph_n": graph_n, "fx_node": fx_node.name,
-           "op": str(fx_node.target), "readers": sorted(u.name for u in fx_node.users), "result": result})
+           "op": str(fx_node.target), "readers": sorted(u.name for u in fx_node.users), "result": result,
+           "module": scope.module_path(fx_node)})
     return realize
 
 

@@ -141,7 +141,7 @@ def groups(mine: dict, base: dict, fusions: list[dict] | None = None) -> list[di
 
 
 def _common(paths):
-    from .kernel_census import common_module
+    from .scope import common_module
 
     return common_module([p for p in paths if p is not None])
 

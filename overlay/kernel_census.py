@@ -13,10 +13,10 @@ import contextlib
 import dataclasses
 import functools
 import operator
-import re
 import threading
 
 from . import runtime
+from .scope import module_matches, module_path
 
 
 @dataclasses.dataclass
@@ -59,10 +59,13 @@ class Census:
     def multi_op_kernels(self) -> list[Kernel]:
         return [k for k in self.kernels if len(k.ops) > 1]
 
-    def table(self) -> str:
+    def table(self, modules=()) -> str:
+        """Every kernel and extern call with its ops; ``modules`` (globs): only those computing a node
+        of these modules (``census --modules``), the totals still over everything."""
         rows = [("graph", "kind", "name", "ops")]
         for k in sorted(self.kernels + self.externs, key=lambda k: k.graph):
-            rows.append((str(k.graph), k.backend, k.name, k.ops_text()))
+            if not modules or any(module_matches(m, modules) for m in k.modules.values()):
+                rows.append((str(k.graph), k.backend, k.name, k.ops_text()))
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
         lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
         lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
@@ -76,36 +79,6 @@ class Census:
 def _op_name(target) -> str:
     name = str(target)
     return name[len("aten."):] if name.startswith("aten.") else getattr(target, "__name__", name)
-
-
-_MODULE_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?|^L__self___?")
-_MODULE_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]|\[['\"]?([^'\"\]]+)['\"]?\]")
-
-
-def module_path(node) -> str | None:
-    """The innermost module an FX node came from, as ``named_modules()`` spells it
-    (``encoder.layer.3.attention``), from the ``nn_module_stack`` Dynamo records; None if absent
-    (the root module's own ops give "")."""
-    stack = node.meta.get("nn_module_stack") if hasattr(node, "meta") else None
-    if not stack:
-        return None
-    path = list(stack.values())[-1][0]
-    path = _MODULE_ROOT.sub("", str(path))
-    path = _MODULE_ITEM.sub(lambda m: "." + (m.group(1) or m.group(2)), path)
-    return path.strip(".")
-
-
-def common_module(paths) -> str | None:
-    """The deepest module holding every path (dotted prefix); None if none is known."""
-    parts = [p.split(".") if p else [] for p in paths if p is not None]
-    if not parts:
-        return None
-    out = []
-    for level in zip(*parts):
-        if len(set(level)) > 1:
-            break
-        out.append(level[0])
-    return ".".join(out)
 
 
 def _is_view(target) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .scope import module_matches
+
 
 def _names(ops: list[str]) -> tuple[str, ...]:
     """``["sin:aten.sin.default", ...]`` -> ``("sin", ...)``: the FX node names, sorted."""
@@ -32,8 +34,31 @@ def describe(k) -> str:
     return f"inline {k[1]} ({k[2]})"
 
 
-def diff(records_a: list[dict], records_b: list[dict]) -> tuple[list, list, int]:
-    """(only in A, only in B, in both), as multisets of keys: a program may fuse the same ops twice."""
+def modules_of(record: dict) -> list[str]:
+    """Where a decision happened: both sides' modules for a fusion, the node's for an inlining (logs
+    written before they were recorded: none)."""
+    names = [record.get("module1"), record.get("module2")] if record["decision"] == "fusion" else [record.get("module")]
+    return [m for m in names if m is not None]
+
+
+def in_modules(record: dict, globs) -> bool:
+    """A decision with a side in one of the modules (a glob; a submodule is inside)."""
+    return any(module_matches(m, globs) for m in modules_of(record))
+
+
+def where(records: list[dict], k) -> str:
+    """The decision numbers and modules of ``k`` in one log: ``#12 (encoder.layer.0.attention)``."""
+    hits = [r for r in records if key(r) == k]
+    return ", ".join(f"#{r['n']}" + (f" ({' + '.join(dict.fromkeys(modules_of(r)))})" if modules_of(r) else "")
+                     for r in hits)
+
+
+def diff(records_a: list[dict], records_b: list[dict], modules=()) -> tuple[list, list, int]:
+    """(only in A, only in B, in both), as multisets of keys: a program may fuse the same ops twice.
+    ``modules``: only decisions with a side in these module globs."""
+    if modules:
+        records_a = [r for r in records_a if in_modules(r, modules)]
+        records_b = [r for r in records_b if in_modules(r, modules)]
     a = Counter(k for k in map(key, records_a) if k is not None)
     b = Counter(k for k in map(key, records_b) if k is not None)
     return sorted((a - b).elements(), key=describe), sorted((b - a).elements(), key=describe), sum((a & b).values())

@@ -56,7 +56,7 @@ def _generated_by_name(census) -> dict:
     """{kernel name: what its call sites compute}: one generated kernel may run at several places
     (Inductor reuses a kernel whose source is identical, e.g. each layer's layer norm), each site
     computing other FX nodes; the profiler sees one name."""
-    from .kernel_census import common_module
+    from .scope import common_module
 
     out: dict[str, dict] = {}
     for k in census.kernels:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from .errors import UsageError
-from .switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS
+from .switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS, UNSCOPED, parse_scope
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,14 +146,44 @@ def default_group(device: str) -> str:
 
 def by_name(name: str) -> BenchConfig:
     """A named row, or one that vetoes several fusion kinds together, ``no-fusion-KIND+KIND``
-    (named with its kinds in FUSION_KINDS order, so one set of kinds is one row)."""
+    (named with its kinds in FUSION_KINDS order, so one set of kinds is one row), or a row scoped
+    to part of the model, ``ROW@GLOB`` (``ROW@op:NAME`` for ops; ``|`` between several)."""
     if name in CONFIGS:
         return CONFIGS[name]
+    if "@" in name:
+        return _scoped_row(name)
     kinds = name.removeprefix("no-fusion-").split("+") if name.startswith("no-fusion-") and "+" in name else []
     if not kinds or any(k not in FUSION_KINDS for k in kinds) or len(set(kinds)) < len(kinds):
         raise UsageError(f"unknown config {name!r}; configs: {', '.join(CONFIGS)}; groups: {', '.join(GROUPS)}; "
                          f"or fusion kinds together, no-fusion-KIND+KIND (kinds: {', '.join(FUSION_KINDS)})")
     return _kinds_row(sorted(kinds, key=list(FUSION_KINDS).index))
+
+
+def _scoped_row(name: str) -> BenchConfig:
+    """``no-fusion@encoder.layer.*.attention``: the row's switches in that scope only (the rest of the
+    model compiles as `all` does), so a row's loss can be split by region."""
+    row_name, _, where = name.partition("@")
+    row = by_name(row_name)
+    if not row.switches or row.inductor or set(row.switches) & set(UNSCOPED):
+        scopable = [n for n, c in CONFIGS.items() if c.switches and not c.inductor and not set(c.switches) & set(UNSCOPED)]
+        raise UsageError(f"--configs {name}: a scope narrows the tool's fusion and inlining switches; "
+                         f"scopable rows: {', '.join(scopable)}")
+    key, value = ("ops", where[3:]) if where.startswith("op:") else ("modules", where)
+    value = ",".join(parse_scope(value.replace("|", ","), f"--configs {name}"))
+    if not value:
+        raise UsageError(f"--configs {name}: an empty scope; give ROW@GLOB")
+    return dataclasses.replace(row, name=name, doc=f"{row.doc}; only in {where}", switches={**row.switches, key: value},
+                               source="ours")
+
+
+def by_region(configs: list[str], regions: list[str]) -> list[str]:
+    """``bench --regions``: each scopable row of ``configs`` once per region (``ROW@REGION``)."""
+    rows = [c for c in configs if c != "all" and "@" not in c and by_name(c).switches and not by_name(c).inductor
+            and not set(by_name(c).switches) & set(UNSCOPED)]
+    if not rows:
+        raise UsageError("--regions splits rows that set the tool's fusion and inlining switches; --configs names "
+                         "none (e.g. --configs no-fusion,no-inlining)")
+    return [by_name(f"{row}@{region}").name for row in rows for region in regions]
 
 
 def resolve(spec: str | None) -> list[str]:

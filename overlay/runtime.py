@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import hashlib
 
-from . import decisions
+from . import decisions, scope
 from .config import config
 from .fusion_kinds import fusion_kind  # noqa: F401 (a hook too)
 from .decisions import fusion_made, fusion_refused, refusal_nodes  # noqa: F401 (hooks: patched torch calls them)
@@ -26,7 +26,7 @@ def on(flag: str) -> bool:
 def ablating() -> bool:
     """True when any switch is on: the correctness fixes apply only then (all off = stock Inductor)."""
     eff = config.effective()
-    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"] or eff["fuse_skip"]
+    return bool(eff["no_fuse"] or eff["no_inline"] or eff["flush_every_node"] or eff["fuse_skip"] or eff["no_fuse_pairs"]
                 or eff["fuse_limit"] is not None or eff["inline_limit"] is not None)
 
 
@@ -35,17 +35,25 @@ def decisions_active() -> bool:
     return decisions.active()
 
 
-def kind_blocked(kind: str) -> bool:
-    return kind in config.effective()["no_fuse"]
+def kind_blocked(kind: str, node1=None, node2=None) -> bool:
+    """A fusion kind decided outside can_fuse is vetoed; under a scope only for a pair with a side in
+    it (foreach and combo groupings, made for the whole graph at once, are left as they are)."""
+    if kind not in config.effective()["no_fuse"]:
+        return False
+    return not scope.scoped() or (node1 is not None and scope.pair_in_scope(node1, node2))
 
 
 def fusion_blocked(node1, node2) -> bool:
     """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
     eff = config.effective()
+    if (eff["modules"] or eff["ops"]) and not scope.pair_in_scope(node1, node2):
+        return False  # out of scope: stock's decision
     kinds, limit = eff["no_fuse"], eff["fuse_limit"]
     if limit is not None and decisions.counts()[0] >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest
         return True
     if eff["fuse_skip"] and decisions.kept_apart(node1, node2):
+        return True
+    if eff["no_fuse_pairs"] and scope.joins_pair(node1, node2, eff["no_fuse_pairs"]):
         return True
     if not kinds:
         return False
@@ -133,9 +141,13 @@ def realize_node_outputs(node, result, buffers: list, watermark: int) -> None:
     load a realized buffer that reads nothing (``loads_zero_read``); a limit does the same for the
     buffers of a node past it (its first decision numbered above the limit) and for each output it
     realizes, so that INDUCTOR_INLINE_LIMIT=0 generates exactly NO_INLINE's code."""
+    if not scope.lowering_in_scope(node):
+        return  # out of scope: Inductor inlines as it would
     no_inline = on("no_inline")
     counting = decisions.active()
     past = not no_inline and decisions.inline_limit_reached()
+    if no_inline and scope.scoped():  # only this node's buffers are loaded, not every zero-read one
+        past = True
     for box in _unrealized_outputs(node, result):
         realize = counting and decisions.inline_candidate(node, box)
         if no_inline or realize:
@@ -153,7 +165,7 @@ def realize_node_outputs(node, result, buffers: list, watermark: int) -> None:
 def loads_zero_read(buffer) -> bool:
     """ComputedBuffer.make_loader: True to load a buffer that reads no memory instead of recomputing
     it in each reader (NO_INLINE, or a buffer realize_node_outputs marked past a limit)."""
-    return on("no_inline") or getattr(buffer, _LOAD, False)
+    return (on("no_inline") and not scope.scoped()) or getattr(buffer, _LOAD, False)
 
 
 def as_index_expr(expr):
@@ -194,7 +206,8 @@ def cache_tag():
     if not ablating():
         return None
     eff = config.effective()
-    return ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"])
+    return ("inductor_ablate", _code_digest(), tuple(sorted(eff["no_fuse"])), eff["no_inline"], eff["flush_every_node"],
+            eff["no_fuse_pairs"], eff["modules"], eff["ops"])
 
 
 # -- census recording: what each generated kernel holds ------------------------------------------

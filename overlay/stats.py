@@ -361,3 +361,26 @@ def fusion_part(pairs: dict, kind_config: str) -> dict | None:
 
     ci = bootstrap(part, models, kind_config)
     return {"point": part(models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models)}
+
+
+def regions(rows: list[dict]) -> list[dict]:
+    """Where a row's loss sits (``bench --regions``): for each row also run scoped (``ROW@REGION``),
+    its loss (1 - share of `all` kept) and each region's, the part of the row's loss each carries,
+    and whether the regions' losses add up to the row's.  They need not: a fusion across a region's
+    edge is vetoed unscoped and kept in both scoped runs, and effects interact."""
+    out = []
+    for r in rows:
+        name = r["config"]
+        parts = [s for s in rows if s["config"].startswith(name + "@") and s.get("kept") is not None
+                 and (s["suite"], s["device"], s["dtype"], s["mode"]) == (r["suite"], r["device"], r["dtype"], r["mode"])]
+        if "@" in name or not parts or r.get("kept") is None:
+            continue
+        loss = 1 - r["kept"]
+        regions_ = [{"region": s["config"].split("@", 1)[1], "kept": s["kept"], "kept_lo": s["kept_lo"],
+                     "kept_hi": s["kept_hi"], "loss": 1 - s["kept"], "significant": s["significant"],
+                     "part": (1 - s["kept"]) / loss if abs(loss) > 1e-9 else None} for s in parts]
+        total = sum(p["loss"] for p in regions_)
+        out.append({"setting": (r["suite"], r["device"], r["dtype"], r["mode"]), "row": name, "kept": r["kept"],
+                    "kept_lo": r["kept_lo"], "kept_hi": r["kept_hi"], "loss": loss, "regions": regions_,
+                    "sum_loss": total, "adds_up": abs(total - loss) <= max(0.1 * abs(loss), 0.005)})
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 
 from .errors import UsageError, check_writable
 
@@ -44,11 +45,12 @@ class Switch:
     takes_kinds: bool = False
     is_limit: bool = False  # a decision count (None = unset = stock), not on/off
     is_numbers: bool = False  # a set of decision numbers (empty = stock)
+    is_scope: bool = False  # a comma list of names or globs where the other switches apply (empty = everywhere)
 
     @property
     def off(self) -> str:
         """The value that leaves Inductor as it is."""
-        return "" if self.is_limit or self.is_numbers else "0"
+        return "" if self.is_limit or self.is_numbers or self.is_scope else "0"
 
 
 SWITCHES = {
@@ -72,8 +74,21 @@ SWITCHES = {
                "veto only the scheduler fusions with these numbers in the decision log (a comma list of "
                "numbers or ranges a-b), and keep their two sides apart for the rest of the graph",
                is_numbers=True),
+        Switch("no_fuse_pairs", "INDUCTOR_NO_FUSE_PAIRS",
+               "veto only fusions that join a node of op A with a node of op B: a comma list of A+B (names or "
+               "globs as INDUCTOR_ABLATE_OPS takes them; * for any), e.g. mm+add for matmul epilogues",
+               is_scope=True),
+        Switch("modules", "INDUCTOR_ABLATE_MODULES",
+               "scope: the other switches act only on FX nodes of these modules (globs over module paths as "
+               "named_modules() spells them, e.g. encoder.layer.*.attention; a node of a submodule is inside)",
+               is_scope=True),
+        Switch("ops", "INDUCTOR_ABLATE_OPS",
+               "scope: the other switches act only on FX nodes of these aten ops (as the census prints them, "
+               "e.g. mul or softmax; a node a decomposition made counts as its original op)", is_scope=True),
     )
 }
+#: the switches a scope cannot narrow yet: they act where no node is at hand (a C++ flush)
+UNSCOPED = ("flush_every_node", "one_kernel_per_op")
 STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
 DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
 LOG_ENV = "INDUCTOR_ABLATE_LOG"  # the decision log (decisions.py writes it)
@@ -148,10 +163,30 @@ def parse_numbers(value, where: str) -> frozenset:
     return frozenset(numbers)
 
 
+def parse_scope(value, where: str, pairs: bool = False) -> tuple[str, ...]:
+    """A scope: names or globs, sorted; empty (unset) is everywhere.  ``pairs``: each item A+B."""
+    if value is None:
+        return ()
+    items = [str(v) for v in value] if isinstance(value, (set, frozenset, list, tuple)) else str(value).split(",")
+    names = sorted({i.strip() for i in items if i.strip()})
+    bad = [n for n in names if not (all(_SCOPE_NAME.fullmatch(p) for p in n.split("+")) and n.count("+") == 1
+                                    if pairs else _SCOPE_NAME.fullmatch(n))]
+    if bad:
+        what = "pairs A+B of op names or globs" if pairs else "names or globs"
+        raise SwitchValueError(f"{where}={value!r} is not valid: {bad[0]!r}; valid values: a comma list of {what} "
+                               f"(letters, digits, _ . * ? [ ]), or unset")
+    return tuple(names)
+
+
+_SCOPE_NAME = re.compile(r"[A-Za-z0-9_.*?\[\]-]+")
+
+
 def parse(switch: Switch, value, where: str | None = None):
     """Normalize a switch value: a bool, for no_fuse a frozenset of fusion kinds, for a limit None or
-    a count."""
+    a count, for a scope a sorted tuple of names."""
     where = where or switch.env
+    if switch.is_scope:
+        return parse_scope(value, where, pairs=switch.name == "no_fuse_pairs")
     if switch.is_limit:
         return parse_limit(value, where)
     if switch.is_numbers:
@@ -184,6 +219,7 @@ def from_environ(environ=None) -> dict:
     for switch in SWITCHES.values():
         raw = environ.get(switch.env)
         values[switch.name] = parse(switch, raw if raw is not None else switch.off)
+    effective(values)  # switches that do not go together (a scope with the C++ flush) are bad values too
     return values
 
 
@@ -218,8 +254,15 @@ def strict_from_environ(environ=None) -> bool:
 
 
 def effective(values: dict) -> dict:
-    """Resolve ONE_KERNEL_PER_OP into the three switches it implies; the limits pass through."""
+    """Resolve ONE_KERNEL_PER_OP into the three switches it implies; the limits and the scope pass
+    through.  A scope with a switch it cannot narrow is refused."""
     all_on = values.get("one_kernel_per_op", False)
+    modules, ops = tuple(values.get("modules", ())), tuple(values.get("ops", ()))
+    unscoped = [SWITCHES[n].env for n in UNSCOPED if values.get(n)]
+    if (modules or ops) and unscoped:
+        raise SwitchValueError(f"{unscoped[0]} does not take a scope (INDUCTOR_ABLATE_MODULES, INDUCTOR_ABLATE_OPS): "
+                               f"the C++ flush acts where no node is at hand; scope INDUCTOR_NO_FUSE and "
+                               f"INDUCTOR_NO_INLINE instead")
     return {
         "no_fuse": frozenset(FUSION_KINDS) if all_on else frozenset(values.get("no_fuse", ())),
         "no_inline": bool(all_on or values.get("no_inline")),
@@ -227,6 +270,9 @@ def effective(values: dict) -> dict:
         "fuse_limit": values.get("fuse_limit"),
         "inline_limit": values.get("inline_limit"),
         "fuse_skip": frozenset(values.get("fuse_skip", ())),
+        "no_fuse_pairs": tuple(values.get("no_fuse_pairs", ())),
+        "modules": modules,
+        "ops": ops,
     }
 
 
@@ -239,6 +285,8 @@ def to_environ(values: dict) -> dict[str, str]:
             env[switch.env] = "" if value is None else str(value)
         elif switch.is_numbers:
             env[switch.env] = ",".join(str(n) for n in sorted(value))
+        elif switch.is_scope:
+            env[switch.env] = ",".join(value)
         elif switch.takes_kinds:
             kinds = frozenset(value)
             env[switch.env] = "1" if kinds == frozenset(FUSION_KINDS) else ",".join(sorted(kinds)) or "0"

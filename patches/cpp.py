@@ -41,7 +41,7 @@ PATCHES = [
         qualname="CppScheduling.can_fuse_vertical_outer_loop",
         anchor="def can_fuse_vertical_outer_loop(self, node1, node2)",
         at="start",
-        code="if __inductor_ablate__.kind_blocked('outer-loop'): return False",
+        code="if __inductor_ablate__.kind_blocked('outer-loop', node1, node2): return False",
         flag="no_fuse",
         why="C++ outer-loop fusion (OuterLoopFusedSchedulerNode) is decided here",
     ),

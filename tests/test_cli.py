@@ -62,6 +62,19 @@ def test_run_passes_arguments_and_switches(tmp_path):
     assert "EFFECTIVE ['horizontal', 'vertical'] True" in proc.stdout
 
 
+def test_run_says_on_one_line_which_switches_and_scope_are_on(tmp_path):
+    """Issue 64: the scope travels like a switch (exported to children) and `run` names what it set."""
+    script = tmp_path / "user_script.py"
+    script.write_text("import inductor_ablate, os\nprint('SCOPE', inductor_ablate.config.modules, "
+                      "os.environ['INDUCTOR_ABLATE_MODULES'])\n")
+    proc = cli("run", "--no-fuse", "--modules", "encoder.*,pooler", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert "SCOPE ('encoder.*', 'pooler') encoder.*,pooler" in proc.stdout
+    assert proc.stderr.strip() == "inductor_ablate: INDUCTOR_NO_FUSE=1 INDUCTOR_ABLATE_MODULES=encoder.*,pooler", proc.stderr
+    bad = cli("run", "--one-kernel-per-op", "--ops", "mul", str(script))
+    assert bad.returncode == 2 and "INDUCTOR_ONE_KERNEL_PER_OP does not take a scope" in bad.stderr
+
+
 def test_census_prints_one_kernel_per_op(tmp_path):
     script = tmp_path / "user_script.py"
     script.write_text(SCRIPT)

@@ -333,6 +333,8 @@ def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
     maybe shared), artifact_dir (the cell's own).  Returns the row."""
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat", "base") if task.get(k) is not None}
+    if "@" in task["config"]:  # a row scoped to a region (bench --regions): the region, by itself
+        row["region"] = task["config"].split("@", 1)[1]
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
     device, mode = task["device"], task["mode"]

@@ -19,7 +19,7 @@ from ..errors import OneLineParser, UsageError, check_writable, device_option
 from ..views import terminal
 from ..results import (bases, cell_key, check_one_base, check_one_device, check_one_setting, device_name,
                        device_names, earlier_cuts, kept_on_resume, load_results, read_results_file, save_results)
-from ..rows import base_row, by_name, default_group, describe, resolve
+from ..rows import base_row, by_name, by_region, default_group, describe, resolve
 from ..stats import summary_rows
 from . import merge
 from .common import add_report_options, check_outputs, emit, names, write_page_beside
@@ -100,6 +100,10 @@ def parser() -> OneLineParser:
                    help="apply ROW's Inductor settings (e.g. no-matmul-templates) to every row, `all` included: "
                         "the ablation again with that optimization off; its cells carry base=ROW, and a results "
                         "file or merge of another base is refused")
+    g.add_argument("--regions", default=None, metavar="GLOBS",
+                   help="run each chosen fusion/inlining row once more per region, scoped to it (ROW@GLOB: "
+                        "module paths as named_modules() spells them; | joins globs of one region): where its "
+                        "loss sits (report --markdown --table regions)")
     g.add_argument("--cpu-templates", action="store_true",
                    help="CPU: include matmul templates (max_autotune_gemm, ATEN,CPP) in `all` (slow autotuning)")
     g = p.add_argument_group("timing")
@@ -250,6 +254,8 @@ def _plan(args, p: OneLineParser) -> Study:
     if args.base is not None:
         base_row(args.base, named, device, args.mode, args.cpu_templates)
         configs = [c for c in configs if c != args.base]  # it came with a group: it is every row's now
+    if args.regions is not None:
+        configs += by_region(configs, names("--regions", args.regions))
     jobs = args.jobs or default_jobs(device)
     if jobs > 1 and not device.startswith("cuda"):
         print(f"--jobs {jobs} on CPU: cells compiling beside the one timed share its cores, so its times are "

@@ -2,6 +2,7 @@
 Inductor generated for it, with the ops each computes."""
 from __future__ import annotations
 
+from ..config import config
 from ..kernel_census import recording, summarize
 from .run import apply_switch_options, check_target, parse_script_command, run_target
 
@@ -12,5 +13,6 @@ def main(argv: list[str]) -> int:
     check_target(args)
     with recording() as sink:
         status = run_target(args)
-    print(summarize(sink).table())  # what was compiled, even if the script failed later
+    census = summarize(sink)
+    print(census.table(modules=config.effective()["modules"]))  # what was compiled, even if the script failed later
     return status

@@ -5,7 +5,8 @@ import argparse
 
 from .. import decisions
 from ..errors import OneLineParser
-from ..logdiff import describe, diff
+from ..logdiff import describe, diff, where
+from ..switches import parse_scope
 
 
 def main(argv: list[str]) -> int:
@@ -14,11 +15,15 @@ def main(argv: list[str]) -> int:
                                        "and not the other, matched by their ops")
     parser.add_argument("log_a", metavar="LOG_A")
     parser.add_argument("log_b", metavar="LOG_B")
+    parser.add_argument("--modules", default=None, metavar="GLOBS",
+                        help="only decisions with a side in these modules (a comma list of globs over module paths)")
     args: argparse.Namespace = parser.parse_args(argv)
-    only_a, only_b, both = diff(decisions.load_log(args.log_a), decisions.load_log(args.log_b))
-    for k in only_a:
-        print(f"- {describe(k)}")
+    modules = parse_scope(args.modules, "--modules") if args.modules is not None else ()
+    log_a, log_b = decisions.load_log(args.log_a), decisions.load_log(args.log_b)
+    only_a, only_b, both = diff(log_a, log_b, modules)
+    for k in only_a:  # each line with its decision numbers and modules: two decisions never read as one
+        print(f"- {describe(k)}  [{where(log_a, k)}]")
     for k in only_b:
-        print(f"+ {describe(k)}")
+        print(f"+ {describe(k)}  [{where(log_b, k)}]")
     print(f"{len(only_a)} only in {args.log_a}, {len(only_b)} only in {args.log_b}, {both} in both")
     return 0

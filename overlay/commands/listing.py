@@ -18,6 +18,9 @@ _SWITCH_PATCHES = {
     "fuse_limit": ["no-fuse-veto", "decision-log-fusion"],
     "inline_limit": ["no-inline-realize"],
     "fuse_skip": ["no-fuse-veto", "decision-log-fusion"],
+    "no_fuse_pairs": ["no-fuse-veto"],
+    "modules": ["no-fuse-veto", "no-fuse-outer-loop", "no-inline-realize"],
+    "ops": ["no-fuse-veto", "no-fuse-outer-loop", "no-inline-realize"],
 }
 
 
@@ -42,6 +45,8 @@ def rows() -> list[dict]:
             shown = "unset" if value is None else str(value)
         elif sw.is_numbers:
             shown = ",".join(str(n) for n in sorted(value)) or "unset"
+        elif sw.is_scope:
+            shown = ",".join(value) or "everywhere"
         elif sw.takes_kinds:
             shown = "all" if value == frozenset(switches.FUSION_KINDS) else ",".join(sorted(value)) or "off"
         else:

@@ -22,6 +22,12 @@ def add_switch_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--no-inline", action="store_true", help="realize every FX node's outputs")
     g.add_argument("--flush-every-node", action="store_true", help="one C++ function per scheduler node")
     g.add_argument("--one-kernel-per-op", action="store_true", help="all three")
+    g.add_argument("--no-fuse-pairs", default=None, metavar="A+B,...",
+                   help="veto only fusions joining op A with op B, e.g. mm+add (INDUCTOR_NO_FUSE_PAIRS)")
+    g.add_argument("--modules", default=None, metavar="GLOBS",
+                   help="only in these modules: a comma list of globs over module paths (INDUCTOR_ABLATE_MODULES)")
+    g.add_argument("--ops", default=None, metavar="NAMES",
+                   help="only on these aten ops: a comma list of names or globs (INDUCTOR_ABLATE_OPS)")
 
 
 def apply_switch_options(args) -> None:
@@ -32,8 +38,15 @@ def apply_switch_options(args) -> None:
     for name in ("no_inline", "flush_every_node", "one_kernel_per_op"):
         if getattr(args, name):
             values[name] = True
+    for name in ("no_fuse_pairs", "modules", "ops"):
+        if getattr(args, name) is not None:
+            values[name] = switches.parse(switches.SWITCHES[name], getattr(args, name), f"--{name.replace('_', '-')}")
     config.update(**values)
     os.environ.update(switches.to_environ(config.values()))
+    on = {k: v for k, v in config.values().items() if v not in (False, None, frozenset(), ())}
+    if on:  # one line on stderr: which switches and scope this run has on
+        print("inductor_ablate: " + " ".join(f"{switches.SWITCHES[k].env}={switches.to_environ({k: v})[switches.SWITCHES[k].env]}"
+                                             for k, v in on.items()), file=sys.stderr)
 
 
 def check_target(args) -> None:

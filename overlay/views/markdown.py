@@ -168,7 +168,26 @@ def cost(sections: list[dict]) -> str:
     return "\n".join(lines)
 
 
-TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "explain", "fusions", "cost")
+TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "explain", "fusions", "cost", "regions")
+
+
+def regions(sec: dict) -> str:
+    """Each region's part of a row's loss (``bench --regions``)."""
+    if not sec.get("regions"):
+        return "(no row was run by region: bench --regions GLOB,GLOB)"
+    lines = ["| row | region | share of `all` kept [95% CI] | loss | part of the row's loss |", "|---|---|---|---|---|"]
+    notes = []
+    for g in sec["regions"]:
+        lines.append(f"| {g['row']} | (whole model) | {interval(g['kept'], g['kept_lo'], g['kept_hi'])} | "
+                     f"{g['loss']:+.3f} | 1 |")
+        for p in g["regions"]:
+            part = "-" if p["part"] is None else f"{p['part']:.2f}"
+            lines.append(f"| | {p['region']} | {interval(p['kept'], p['kept_lo'], p['kept_hi'])}"
+                         f"{'*' if p['significant'] else ''} | {p['loss']:+.3f} | {part} |")
+        notes.append(f"{g['row']}: the regions' losses sum to {g['sum_loss']:+.3f} against the whole model's "
+                     f"{g['loss']:+.3f}: " + ("they add up (within 10%)." if g["adds_up"] else
+                                              "they do not add up (fusions across a region's edge, interactions)."))
+    return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
 
 def table(name: str, sections: list[dict], splits: list) -> str:
@@ -178,7 +197,8 @@ def table(name: str, sections: list[dict], splits: list) -> str:
     if name in ("split", "explain", "fusions"):
         view = {"split": split, "explain": over_models, "fusions": fusions}[name]
         return "\n\n".join(view(r) if r else "(no kernel profiles in this file)" for r in splits)
-    one = {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model, "kernels": kernels}[name]
+    one = {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model, "kernels": kernels,
+           "regions": regions}[name]
     return "\n\n".join(one(sec) for sec in sections)
 
 
@@ -187,6 +207,8 @@ def document(sections: list[dict], splits: list) -> str:
     for sec, result in zip(sections, splits):
         out.append(f"## {sec['title']}\n\n{noise_line(sec)}\n\n{headline(sec)}\n\n### Share of `all` kept, per model\n\n"
                    f"{per_model(sec)}\n\n### Kernels per model\n\n{kernels(sec)}")
+        if sec.get("regions"):
+            out.append(f"### Where each row's loss sits, by region\n\n{regions(sec)}")
         if result:
             out.append(f"### Where the time went (kernel profiles)\n\n{split(result)}")
     return "\n\n".join(out) + "\n"

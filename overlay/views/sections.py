@@ -7,7 +7,7 @@ import statistics
 
 from ..results import device_names, pieces
 from ..rows import by_name
-from ..stats import fusion_part, noise_floor, pairs_with_all, same_code, share, summary_rows
+from ..stats import fusion_part, noise_floor, pairs_with_all, regions, same_code, share, summary_rows
 
 #: The PyTorch 2 paper's Table 4 (float16 HuggingFace models on an A100): geomean speedup over eager.
 PAPER = {
@@ -62,7 +62,7 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
     return {"key": key, "title": f"{suite} suite, {device}, {dtype}, {mode}", "rows": rows, "models": models,
             "per_model": per_model, "kernels": {c: kernels[c] for c in order if c in kernels}, "noise": noise,
             "baseline": baseline, "repeats": max((r["repeats"] for r in summary), default=0),
-            "has_paper": bool(paper)}
+            "has_paper": bool(paper), "regions": regions(summary)}
 
 
 #: What a run cost (``report --table cost``): the split its end printed.

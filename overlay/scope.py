@@ -1,0 +1,127 @@
+"""Switches scoped to part of a model or to certain ops (issue 64): ``INDUCTOR_ABLATE_MODULES`` and
+``INDUCTOR_ABLATE_OPS`` (``config.patch(modules=..., ops=...)``).
+
+With a scope set, the switches act only on FX nodes inside it: a fusion is vetoed only when one of
+its sides holds a node in scope, and outputs are realized only into and out of nodes in scope.  A
+node is in scope when its module (the innermost of Dynamo's ``nn_module_stack``, spelled as
+``named_modules()`` spells it) or one of the modules holding it matches a module glob, and when its
+aten op, or the op a decomposition made it from (``original_aten``), matches an op name or glob;
+with both set, a node must match both.  Out of scope, the generated code is stock's.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from .config import config
+
+_MODULE_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?|^L__self___?")
+_MODULE_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]|\[['\"]?([^'\"\]]+)['\"]?\]")
+
+
+def module_path(node) -> str | None:
+    """The innermost module an FX node came from, as ``named_modules()`` spells it
+    (``encoder.layer.3.attention``), from the ``nn_module_stack`` Dynamo records; None if absent
+    (the root module's own ops give "")."""
+    stack = node.meta.get("nn_module_stack") if hasattr(node, "meta") else None
+    if not stack:
+        return None
+    path = list(stack.values())[-1][0]
+    path = _MODULE_ROOT.sub("", str(path))
+    path = _MODULE_ITEM.sub(lambda m: "." + (m.group(1) or m.group(2)), path)
+    return path.strip(".")
+
+
+def common_module(paths) -> str | None:
+    """The deepest module holding every path (dotted prefix); None if none is known."""
+    parts = [p.split(".") if p else [] for p in paths if p is not None]
+    if not parts:
+        return None
+    out = []
+    for level in zip(*parts):
+        if len(set(level)) > 1:
+            break
+        out.append(level[0])
+    return ".".join(out)
+
+
+def op_names(node) -> set[str]:
+    """The names a node's op answers to: ``aten.mul.Tensor``, ``mul.Tensor``, ``mul`` (and without a
+    leading underscore: ``_softmax`` is ``softmax``), for its target and for its original aten op."""
+    names = set()
+    for target in (getattr(node, "target", None), node.meta.get("original_aten") if hasattr(node, "meta") else None):
+        if target is None or not callable(target) and not isinstance(target, str):
+            continue
+        text = str(target)
+        parts = text.split(".")
+        if parts[0] == "aten":
+            parts = parts[1:]
+        for name in (".".join(parts), parts[0] if parts else text):
+            names |= {name, name.lstrip("_")}
+        names.add(text)
+    return names - {""}
+
+
+def scoped() -> bool:
+    eff = config.effective()
+    return bool(eff["modules"] or eff["ops"])
+
+
+def module_matches(path: str | None, globs) -> bool:
+    if path is None:
+        return False
+    parts = path.split(".") if path else []
+    prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return any(fnmatch.fnmatchcase(p, g) for p in prefixes for g in globs)
+
+
+def fx_in_scope(node) -> bool:
+    """True when the FX node is inside the scope (always, with no scope set)."""
+    eff = config.effective()
+    modules, ops = eff["modules"], eff["ops"]
+    if not modules and not ops:
+        return True
+    key = (modules, ops)
+    memo = node.meta.get("_inductor_ablate_scope") if hasattr(node, "meta") else None
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    inside = (not modules or module_matches(module_path(node), modules)) and \
+        (not ops or any(fnmatch.fnmatchcase(n, g) for n in op_names(node) for g in ops))
+    if hasattr(node, "meta"):
+        node.meta["_inductor_ablate_scope"] = (key, inside)
+    return inside
+
+
+def snode_in_scope(snode) -> bool:
+    """True when a scheduler node (fused or not) computes an FX node inside the scope."""
+    return any(fx_in_scope(origin) for n in snode.get_nodes()
+               for origin in getattr(getattr(n, "node", None), "origins", ()) or ())
+
+
+def pair_in_scope(node1, node2) -> bool:
+    """A fusion the switches may act on: no scope, or one side holds a node in scope."""
+    return not scoped() or snode_in_scope(node1) or snode_in_scope(node2)
+
+
+def lowering_in_scope(node) -> bool:
+    """Outputs the switches may realize: no scope, or the node or one of its readers in scope."""
+    return not scoped() or fx_in_scope(node) or any(fx_in_scope(u) for u in getattr(node, "users", ()))
+
+
+def _ops_of(snode) -> set[str]:
+    return {name for n in snode.get_nodes() for origin in getattr(getattr(n, "node", None), "origins", ()) or ()
+            if getattr(origin, "op", None) == "call_function" for name in op_names(origin)}
+
+
+def joins_pair(node1, node2, pairs) -> bool:
+    """``INDUCTOR_NO_FUSE_PAIRS``: the fusion joins a node of op A on one side with a node of op B on
+    the other (either way round), for one of ``pairs`` ("A+B"; ``*`` matches any op)."""
+    ops1, ops2 = _ops_of(node1), _ops_of(node2)
+
+    def has(ops, glob):
+        return any(fnmatch.fnmatchcase(o, glob) for o in ops)
+    for pair in pairs:
+        a, b = pair.split("+")
+        if (has(ops1, a) and has(ops2, b)) or (has(ops1, b) and has(ops2, a)):
+            return True
+    return False

@@ -1,0 +1,166 @@
+"""Switches scoped to part of a model or to certain ops (issue 64), on real CPU compiles.
+
+- A scope the model lacks generates stock's very code; a scope over the whole model, the unscoped
+  switch's code; a scope over one submodule changes that submodule's kernels only.
+- ``INDUCTOR_ABLATE_OPS`` narrows by op, ``INDUCTOR_NO_FUSE_PAIRS`` vetoes only the pairs it names.
+- The decision log says where each fusion happened; ``diff --modules`` filters by it and names the
+  decisions; the scope is part of the compile cache key; bad values are one line.
+"""
+import json
+import re
+
+import pytest
+import torch
+
+from conftest import clean_env, run_py
+from inductor_ablate import decisions
+from inductor_ablate.bench.cell import code_hash, output_codes
+from inductor_ablate.kernel_census import recording, summarize
+
+AOT_ID = re.compile(r"^# AOT ID: .*$", re.M)
+
+
+class Block(torch.nn.Module):
+    """Two submodules of pointwise work each, fused into one kernel apiece by stock Inductor."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.Sequential(torch.nn.GELU(), torch.nn.Tanh())
+        self.mlp = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Sigmoid())
+
+    def forward(self, x):
+        a = self.attn(x * 2.0) + 1.0
+        return self.mlp(a.sin()) * 3.0
+
+
+def _compile(ablate, **switches):
+    """(code hash, census) of Block compiled under ``switches``."""
+    torch._dynamo.reset()
+    decisions.reset()
+    x = torch.randn(64, 33)
+    model = Block()
+    with ablate.config.patch(**switches), torch._inductor.config.patch(force_disable_caches=True), \
+            output_codes() as codes, recording() as sink:
+        got = torch.compile(model)(x)
+    torch.testing.assert_close(got, model(x))
+    return code_hash([AOT_ID.sub("", c) for c in codes]), summarize(sink)
+
+
+def test_a_scope_the_model_lacks_generates_stock_code_and_the_whole_model_the_switchs(ablate):
+    stock, _ = _compile(ablate)
+    unscoped, _ = _compile(ablate, no_fuse=True, no_inline=True)
+    assert unscoped != stock
+    assert _compile(ablate, no_fuse=True, no_inline=True, modules="decoder.*")[0] == stock
+    assert _compile(ablate, no_fuse=True, no_inline=True, ops="convolution")[0] == stock
+    assert _compile(ablate, no_fuse=True, no_inline=True, modules="attn,mlp,")[0] != stock
+
+
+def test_a_scope_over_one_submodule_changes_its_nodes_only(ablate):
+    """The C++ backend groups a graph's loops into one function, so count scheduler nodes (one loop
+    nest each): stock fuses the block into 1; the switches scoped to ``attn`` split attn's nodes
+    (and what reads them) while the rest stays fused; unscoped, every node is its own."""
+    _, stock = _compile(ablate)
+    _, scoped = _compile(ablate, no_fuse=True, no_inline=True, modules="attn")
+    _, unscoped = _compile(ablate, no_fuse=True, no_inline=True)
+    assert stock.fused_nodes < scoped.fused_nodes < unscoped.fused_nodes, \
+        (stock.fused_nodes, scoped.fused_nodes, unscoped.fused_nodes)
+
+
+def test_a_scope_by_op_and_a_veto_by_op_pair(ablate):
+    _, stock = _compile(ablate)
+    _, by_op = _compile(ablate, no_fuse=True, no_inline=True, ops="sin")
+    _, unscoped = _compile(ablate, no_fuse=True, no_inline=True)
+    assert stock.fused_nodes < by_op.fused_nodes < unscoped.fused_nodes
+    _, no_inline = _compile(ablate, no_inline=True)
+    _, pairs = _compile(ablate, no_inline=True, no_fuse_pairs="sin+relu")
+    assert pairs.fused_nodes == no_inline.fused_nodes + 1, (pairs.fused_nodes, no_inline.fused_nodes)
+
+
+def test_the_log_says_where_each_fusion_happened_and_diff_filters_by_module(tmp_path):
+    script = tmp_path / "block.py"
+    script.write_text("import torch, sys\nsys.path.insert(0, %r)\nfrom test_scope import Block\n"
+                      "torch.compile(Block())(torch.randn(64, 33))\n" % str(__import__("pathlib").Path(__file__).parent))
+    logs = {}
+    for name, env in (("stock", {}), ("scoped", {"INDUCTOR_NO_INLINE": "1", "INDUCTOR_ABLATE_MODULES": "mlp"})):
+        logs[name] = tmp_path / f"{name}.jsonl"
+        run_py(f"import runpy; runpy.run_path({str(script)!r})",
+               env=clean_env(INDUCTOR_ABLATE_LOG=logs[name], TORCHINDUCTOR_FORCE_DISABLE_CACHES="1", **env))
+    records = [json.loads(line) for line in logs["scoped"].read_text().splitlines()]
+    fusions = [r for r in records if r["decision"] == "fusion"]
+    assert fusions and all("module1" in r and "in_scope" in r for r in fusions)
+    assert any((r["module2"] or "").startswith("mlp") for r in fusions), fusions
+    proc = run_py("import sys; from inductor_ablate.__main__ import main; sys.exit(main(sys.argv[1:]))",
+                  args=["diff", str(logs["stock"]), str(logs["scoped"]), "--modules", "mlp"], check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = [l for l in proc.stdout.splitlines() if l[:2] in ("- ", "+ ")]
+    assert lines and all(re.search(r"\[#\d+", l) for l in lines), proc.stdout
+    assert all("mlp" in l.split("[", 1)[1] for l in lines), proc.stdout
+
+
+def test_the_scope_is_part_of_the_cache_key(ablate):
+    from inductor_ablate import runtime
+
+    with ablate.config.patch(no_fuse=True):
+        whole = runtime.cache_tag()
+    with ablate.config.patch(no_fuse=True, modules="attn"):
+        scoped = runtime.cache_tag()
+    assert whole != scoped and "attn" in str(scoped)
+
+
+@pytest.mark.parametrize("env,piece", [
+    ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_MODULES": "a b"}, "INDUCTOR_ABLATE_MODULES='a b' is not valid"),
+    ({"INDUCTOR_FLUSH_EVERY_NODE": "1", "INDUCTOR_ABLATE_OPS": "mul"}, "INDUCTOR_FLUSH_EVERY_NODE does not take a scope"),
+    ({"INDUCTOR_NO_FUSE_PAIRS": "mm"}, "INDUCTOR_NO_FUSE_PAIRS='mm' is not valid"),
+])
+def test_a_bad_scope_is_one_line(env, piece):
+    proc = run_py("import torch._inductor.scheduler", env=clean_env(**env), check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], proc.stderr
+
+
+def test_rows_scoped_by_region_and_where_the_loss_sits():
+    from inductor_ablate import rows, stats
+    from inductor_ablate.errors import UsageError
+
+    row = rows.by_name("no-fusion@encoder.layer.*.attention|pooler")
+    assert row.switches == {"no_fuse": True, "modules": "encoder.layer.*.attention,pooler"}
+    assert rows.by_name("no-inlining@op:softmax").switches == {"no_inline": True, "ops": "softmax"}
+    with pytest.raises(UsageError, match="scopable rows"):
+        rows.by_name("no-cudagraphs@attn")
+    assert rows.by_region(["all", "no-fusion", "no-cudagraphs"], ["attn", "mlp"]) == ["no-fusion@attn", "no-fusion@mlp"]
+
+    def row(config, kept):
+        return dict(suite="s", device="cpu", dtype="float32", mode="inference", config=config, kept=kept,
+                    kept_lo=kept - 0.01, kept_hi=kept + 0.01, significant=True)
+    got = stats.regions([row("no-fusion", 0.90), row("no-fusion@attn", 0.94), row("no-fusion@mlp", 0.97)])
+    assert len(got) == 1 and got[0]["loss"] == pytest.approx(0.10)
+    assert [round(p["part"], 2) for p in got[0]["regions"]] == [0.6, 0.3] and got[0]["adds_up"]  # 0.09 of 0.10
+    got = stats.regions([row("no-fusion", 0.90), row("no-fusion@attn", 0.94), row("no-fusion@mlp", 0.99)])
+    assert not got[0]["adds_up"] and got[0]["sum_loss"] == pytest.approx(0.07)
+
+
+def test_bench_by_region_end_to_end(tmp_path):
+    """``bench --regions``: tiny_lm's no-fusion-no-inlining run once whole and once per region
+    (attention, MLP), each cell carrying its region; the regions table says where the loss sits."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "regions.json"
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "bench", "--device", "cpu", "--models", "tiny_lm",
+                           "--configs", "no-fusion-no-inlining", "--regions", "blocks.*.1,blocks.*.2", "--repeat", "3",
+                           "--json", str(out), "--no-progress"], env=clean_env(), capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    assert set(cells) == {"all", "no-fusion-no-inlining", "no-fusion-no-inlining@blocks.*.1",
+                          "no-fusion-no-inlining@blocks.*.2"}
+    assert cells["no-fusion-no-inlining@blocks.*.1"]["region"] == "blocks.*.1"
+    # the scoped rows split the model's nodes between them: each has fewer nodes than the whole row
+    whole = cells["no-fusion-no-inlining"]["fused_nodes"]
+    assert all(cells["all"]["fused_nodes"] < cells[f"no-fusion-no-inlining@blocks.*.{i}"]["fused_nodes"] < whole
+               for i in (1, 2)), {k: c["fused_nodes"] for k, c in cells.items()}
+    table = subprocess.run([sys.executable, "-m", "inductor_ablate", "report", "--markdown", "--table", "regions",
+                            str(out)], env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert table.returncode == 0, table.stderr
+    assert "| no-fusion-no-inlining | (whole model) |" in table.stdout and "| | blocks.*.1 |" in table.stdout
+    assert "the regions' losses sum to" in table.stdout
