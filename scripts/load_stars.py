@@ -7,7 +7,10 @@ The load is what faked stars before: ``--load N`` processes, each alternating bu
 bursts.  Two steady busy loops did not fake a star; bursts do, because cells are timed one process
 after another and a burst lands on whichever row is running.
 
-    python scripts/load_stars.py [--load 4] [--json OUT] [--models ...] [--configs ...]
+    python scripts/load_stars.py [--load 4] [--json OUT] [--keep DIR] [--models ...] [--configs ...]
+
+``--keep DIR`` keeps both runs' results files there (``cpu-load-quiet.json``, ``cpu-load-bursty.json``):
+docs/bench.md's "Load" tables are generated from the committed pair.
 
 Prints each run's noise line and summary table, then one line per row: its share of `all` kept and
 star, quiet and loaded.  The check of issue 66: no star under load that the quiet run does not give
@@ -18,6 +21,7 @@ import json
 import multiprocessing
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,6 +64,7 @@ def main() -> int:
     p.add_argument("--configs", default=CONFIGS)
     p.add_argument("--cell-repeats", type=int, default=2)
     p.add_argument("--json", default=None, help="write both runs' summaries and the verdict here")
+    p.add_argument("--keep", default=None, metavar="DIR", help="keep both runs' results files in DIR")
     args = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="load-stars-")
     runs = {"quiet": run_bench(os.path.join(tmp, "quiet.json"), args.models, args.configs, args.cell_repeats)}
@@ -100,6 +105,10 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(verdict, f, indent=1)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        for name, kept in (("quiet", "cpu-load-quiet.json"), ("loaded", "cpu-load-bursty.json")):
+            shutil.copyfile(os.path.join(tmp, f"{name}.json"), os.path.join(args.keep, kept))
     print(f"\nstars under load only: {', '.join(faked) or 'none'}")
     return 1 if faked else 0
 

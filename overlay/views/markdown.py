@@ -17,10 +17,12 @@ def interval(point, lo, hi, digits: int = 2, suffix: str = "") -> str:
 
 
 def noise_line(sec: dict) -> str:
+    busy = (f"Busy machine: {sec['busy']} of {sec['cells']} cells were timed while other work took their "
+            f"cores; no row resting on them gets a star. " if sec.get("busy") else "")
     noise = sec["noise"]
     if noise is None:
-        return ("Noise floor: not measured (no two processes of a model generated identical code; "
-                "`--cell-repeats 2` gives one).")
+        return busy + ("Noise floor: not measured (no two processes of a model generated identical code; "
+                       "`--cell-repeats 2` gives one).")
     within = [r["config"] for r in sec["rows"] if r["within_noise"]]
     pairs = noise["pairs"]
     text = (f"Noise floor: {pairs} pair{'s' if pairs != 1 else ''} of processes that ran identical code differ "
@@ -29,7 +31,7 @@ def noise_line(sec: dict) -> str:
         text += " Too few pairs to trust: `--cell-repeats 2` measures more."
     if within:
         text += f" Rows whose share of `all` is within that median of 1: {', '.join(within)}."
-    return text
+    return busy + text
 
 
 def headline(sec: dict) -> str:

@@ -62,7 +62,9 @@ def section(cells: list[dict], baseline: str = "pooled") -> dict:
     return {"key": key, "title": f"{suite} suite, {device}, {dtype}, {mode}", "rows": rows, "models": models,
             "per_model": per_model, "kernels": {c: kernels[c] for c in order if c in kernels}, "noise": noise,
             "baseline": baseline, "repeats": max((r["repeats"] for r in summary), default=0),
-            "has_paper": bool(paper), "regions": regions(summary)}
+            "has_paper": bool(paper), "regions": regions(summary),
+            "busy": sum(bool(c.get("busy")) for c in cells), "cells": len(cells),
+            "disturbed": sum(c.get("disturbed", 0) for c in cells)}
 
 
 #: What a run cost (``report --table cost``): the split its end printed.
