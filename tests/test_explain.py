@@ -276,9 +276,11 @@ def test_a_users_script_gets_a_kernel_profile_from_a_variable_or_a_block(tmp_pat
         (kernel,) = [k for k in data["kernels"] if k["kind"] == "generated"]
         assert kernel["calls"] == calls and kernel["ms"] > 0 and kernel["bytes"] == 256 * 256 * 4 + 256 * 4, kernel
         assert sorted(kernel["ops"]) == ["mul.Tensor", "sin.default", "sum.dim_IntList"] and len(kernel["nodes"]) == 3
+    # one rule for output paths (issue 65): missing folders are made; a file where a folder should be is refused
+    (tmp_path / "a-file").write_text("")
     bad = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                         env={**env, "INDUCTOR_KERNEL_PROFILE": str(tmp_path / "no" / "such" / "dir" / "p.json")})
-    assert bad.returncode == 2 and "INDUCTOR_KERNEL_PROFILE" in bad.stderr, bad.stderr
+                         env={**env, "INDUCTOR_KERNEL_PROFILE": str(tmp_path / "a-file" / "p.json")})
+    assert bad.returncode == 2 and "INDUCTOR_KERNEL_PROFILE" in bad.stderr and "is a file" in bad.stderr, bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
