@@ -164,3 +164,9 @@ def test_bench_by_region_end_to_end(tmp_path):
     assert table.returncode == 0, table.stderr
     assert "| no-fusion-no-inlining | (whole model) |" in table.stdout and "| | blocks.*.1 |" in table.stdout
     assert "the regions' losses sum to" in table.stdout
+    page = tmp_path / "regions.html"
+    proc = subprocess.run([sys.executable, "-m", "inductor_ablate", "report", str(out), "-o", str(page)], env=clean_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    assert "Where each row's loss sits, by region" in html and "<td>blocks.*.2</td>" in html
