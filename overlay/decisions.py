@@ -111,12 +111,7 @@ def _next(kind: str) -> tuple[int, int, int]:
 
 def _ops(node) -> list[str]:
     """The FX ops a scheduler node (fused or not) computes, as ``name:target``, sorted."""
-    ops = set()
-    for snode in node.get_nodes():
-        for origin in getattr(snode.node, "origins", ()) or ():
-            if getattr(origin, "op", None) == "call_function":
-                ops.add(f"{origin.name}:{origin.target}")
-    return sorted(ops)
+    return sorted({f"{o.name}:{o.target}" for o in scope.origins(node) if getattr(o, "op", None) == "call_function"})
 
 
 def _emit(record: dict) -> None:
@@ -168,8 +163,7 @@ def _where(node1, node2, in_scope: bool) -> dict:
     """Both sides' modules (the deepest holding each side's FX nodes) and, under a scope, whether the
     pair was in it: a log line says where a fusion happened, not only what it joined."""
     def module(node):
-        return scope.common_module(scope.module_path(o) for n in node.get_nodes()
-                             for o in getattr(getattr(n, "node", None), "origins", ()) or ())
+        return scope.common_module(scope.module_path(o) for o in scope.origins(node))
     out = {"module1": module(node1), "module2": module(node2)}
     if scope.scoped():
         out["in_scope"] = in_scope

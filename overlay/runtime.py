@@ -46,7 +46,7 @@ def kind_blocked(kind: str, node1=None, node2=None) -> bool:
 def fusion_blocked(node1, node2) -> bool:
     """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
     eff = config.effective()
-    if (eff["modules"] or eff["ops"]) and not scope.pair_in_scope(node1, node2):
+    if not scope.pair_in_scope(node1, node2):
         return False  # out of scope: stock's decision
     kinds, limit = eff["no_fuse"], eff["fuse_limit"]
     if limit is not None and decisions.counts()[0] >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest

@@ -92,10 +92,14 @@ def fx_in_scope(node) -> bool:
     return inside
 
 
+def origins(snode) -> list:
+    """The FX nodes a scheduler node (fused or not) was lowered from."""
+    return [o for n in snode.get_nodes() for o in getattr(getattr(n, "node", None), "origins", ()) or ()]
+
+
 def snode_in_scope(snode) -> bool:
     """True when a scheduler node (fused or not) computes an FX node inside the scope."""
-    return any(fx_in_scope(origin) for n in snode.get_nodes()
-               for origin in getattr(getattr(n, "node", None), "origins", ()) or ())
+    return any(fx_in_scope(origin) for origin in origins(snode))
 
 
 def pair_in_scope(node1, node2) -> bool:
@@ -109,8 +113,8 @@ def lowering_in_scope(node) -> bool:
 
 
 def _ops_of(snode) -> set[str]:
-    return {name for n in snode.get_nodes() for origin in getattr(getattr(n, "node", None), "origins", ()) or ()
-            if getattr(origin, "op", None) == "call_function" for name in op_names(origin)}
+    return {name for origin in origins(snode) if getattr(origin, "op", None) == "call_function"
+            for name in op_names(origin)}
 
 
 def joins_pair(node1, node2, pairs) -> bool:

@@ -196,9 +196,7 @@ class _Setting:
 
     def __init__(self, setting: tuple, group: list[dict]):
         self.setting, self.models = setting, sorted({c["model"] for c in group})
-        self.reps: dict[tuple[str, str], list[dict]] = {}
-        for c in group:
-            self.reps.setdefault((c["model"], c["config"]), []).append(c)
+        self.reps = processes(group)
         self.base_ok = [m for m in self.models if self.speeds(m, "all")]
 
     def cells(self, model: str, config: str) -> list[dict]:

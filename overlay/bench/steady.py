@@ -18,6 +18,7 @@ carry no ``waited`` figures.
 from __future__ import annotations
 
 import os
+import time
 
 #: a sample whose threads waited for a core longer than this share of its wall time is disturbed:
 #: on a quiet 2-core machine samples of 20 ms waited under 1% (docs/bench.md, "Load")
@@ -49,8 +50,6 @@ def run_queue_wait_s() -> float | None:
 def waited(fn):
     """(``fn()``, the share of its wall time its threads spent waiting for a core); the share is 0.0
     where the kernel does not say."""
-    import time
-
     before, t0 = run_queue_wait_s(), time.perf_counter()
     result = fn()
     wall, after = time.perf_counter() - t0, run_queue_wait_s()

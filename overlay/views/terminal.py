@@ -25,10 +25,7 @@ def summary_table(cells: list[dict], baseline: str = "pooled", rows: list[dict] 
     rows = summary_rows(cells, baseline) if rows is None else rows
     baseline = rows[0]["baseline"] if rows else baseline
     lines = []
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["suite"], r["device"], r["dtype"], r["mode"]), []).append(r)
-    for (suite, device, dtype, mode), group in groups.items():
+    for (suite, device, dtype, mode), group in settings(rows).items():
         n = group[0]["models"]
         reps = max(r["repeats"] for r in group)
         lines.append(f"\n{suite} suite, {device}, {dtype}, {mode}: geomean speedup over eager ({n} models, "
