@@ -68,7 +68,7 @@ def active() -> bool:
     """Decisions are counted when a limit or a skip is set or the log is wanted; otherwise nothing runs."""
     eff = config.effective()
     return (eff["fuse_limit"] is not None or eff["inline_limit"] is not None or bool(eff["fuse_skip"])
-            or logging_on())
+            or logging_on() or bool(eff["expect_fused"]))
 
 
 def _members(node) -> frozenset:
@@ -179,7 +179,7 @@ def _pending_refusals() -> dict:
 
 def refusal_nodes(why, node1, node2) -> None:
     """WhyNoFuse.__init__: keep the pair's nodes until Inductor says why it refuses them."""
-    if logging_on():
+    if logging_on() or config.effective()["expect_fused"]:
         _pending_refusals()[id(why)] = (node1, node2)
 
 
@@ -209,6 +209,8 @@ def fusion_refused(why) -> None:
     except Exception:
         kind = None
     template = why.reason.split("%")[0].strip().rstrip(":,=( ") or why.reason
+    graph.__dict__.setdefault("_inductor_ablate_refusals", []).append(
+        (_members(nodes[0]), _members(nodes[1]), " ".join(str(reason).split())))  # INDUCTOR_EXPECT_FUSED reads them
     _emit({"decision": "refusal", "graph": getattr(graph, "_inductor_ablate_index", None),
            "after": _counts.total["fusion"], "kind": kind, "node1": why.name1, "node2": why.name2,
            "ops1": _ops(nodes[0]), "ops2": _ops(nodes[1]), "result": f"refused ({template})",

@@ -8,6 +8,7 @@ max_autotune_gemm, parameter freezing for inference, and CUDA graphs on GPU), li
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from .errors import UsageError
 from .switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS, UNSCOPED, parse_scope
@@ -163,6 +164,7 @@ def _scoped_row(name: str) -> BenchConfig:
     """``no-fusion@encoder.layer.*.attention``: the row's switches in that scope only (the rest of the
     model compiles as `all` does), so a row's loss can be split by region."""
     row_name, _, where = name.partition("@")
+    label, where = _region_parts(where)
     row = by_name(row_name)
     if not row.switches or row.inductor or set(row.switches) & set(UNSCOPED):
         scopable = [n for n, c in CONFIGS.items() if c.switches and not c.inductor and not set(c.switches) & set(UNSCOPED)]
@@ -172,8 +174,26 @@ def _scoped_row(name: str) -> BenchConfig:
     value = ",".join(parse_scope(value.replace("|", ","), f"--configs {name}"))
     if not value:
         raise UsageError(f"--configs {name}: an empty scope; give ROW@GLOB")
-    return dataclasses.replace(row, name=name, doc=f"{row.doc}; only in {where}", switches={**row.switches, key: value},
-                               source="ours")
+    return dataclasses.replace(row, name=name, doc=f"{row.doc}; only in {label or where}",
+                               switches={**row.switches, key: value}, source="ours")
+
+
+_REGION_LABEL = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)=(.+)")
+
+
+def _region_parts(where: str) -> tuple[str | None, str]:
+    """``attention=*.attn|*.attention`` -> ("attention", the globs); a bare scope has no label."""
+    m = _REGION_LABEL.fullmatch(where)
+    return (m.group(1), m.group(2)) if m else (None, where)
+
+
+def region_label(config: str) -> str | None:
+    """The region a scoped row runs in, as tables name it: its label (``ROW@NAME=GLOBS``), else its
+    scope; None for an unscoped row."""
+    if "@" not in config:
+        return None
+    label, where = _region_parts(config.split("@", 1)[1])
+    return label or where
 
 
 def by_region(configs: list[str], regions: list[str]) -> list[str]:
@@ -210,7 +230,7 @@ def describe() -> str:
         lines.append(f"{'':<53}{c.doc}" + (f" [n/a: {c.note}]" if c.note else ""))
     lines.append("\n`all`: Inductor defaults + freezing (inference) + on CUDA triton.cudagraphs and matmul templates "
                  "(max_autotune_gemm, ATEN,TRITON; convolutions on ATen); on CPU matmul templates (ATEN,CPP) only with --cpu-templates")
-    lines.append(f"groups for --configs: " + "; ".join(f"{g} = {len(v)} configs" for g, v in GROUPS.items()))
+    lines.append("groups for --configs: " + "; ".join(f"{g} = {len(v)} configs" for g, v in GROUPS.items()))
     lines.append("fusion kinds together: no-fusion-KIND+KIND (e.g. no-fusion-vertical+horizontal), "
                  "INDUCTOR_NO_FUSE=KIND,KIND")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from . import decisions, scope
 from .config import config
 from .fusion_kinds import fusion_kind  # noqa: F401 (a hook too)
 from .decisions import fusion_made, fusion_refused, refusal_nodes  # noqa: F401 (hooks: patched torch calls them)
+from .expect import check as check_expected_fused, expecting  # noqa: F401 (hooks too)
 from .switches import FUSION_KINDS
 
 _ALL_KINDS = frozenset(FUSION_KINDS)

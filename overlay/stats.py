@@ -8,7 +8,7 @@ import math
 import random
 import statistics
 
-from .rows import CONFIGS, by_name
+from .rows import CONFIGS, by_name, region_label
 
 BOOTSTRAP = 2000  # resamples for the 95% intervals
 
@@ -374,7 +374,7 @@ def regions(rows: list[dict]) -> list[dict]:
         if "@" in name or not parts or r.get("kept") is None:
             continue
         loss = 1 - r["kept"]
-        regions_ = [{"region": s["config"].split("@", 1)[1], "kept": s["kept"], "kept_lo": s["kept_lo"],
+        regions_ = [{"region": region_label(s["config"]), "kept": s["kept"], "kept_lo": s["kept_lo"],
                      "kept_hi": s["kept_hi"], "loss": 1 - s["kept"], "significant": s["significant"],
                      "part": (1 - s["kept"]) / loss if abs(loss) > 1e-9 else None} for s in parts]
         total = sum(p["loss"] for p in regions_)

@@ -85,6 +85,10 @@ SWITCHES = {
         Switch("ops", "INDUCTOR_ABLATE_OPS",
                "scope: the other switches act only on FX nodes of these aten ops (as the census prints them, "
                "e.g. mul or softmax; a node a decomposition made counts as its original op)", is_scope=True),
+        Switch("expect_fused", "INDUCTOR_EXPECT_FUSED",
+               "a check, not a switch: say at compile time when a module's nodes (globs as INDUCTOR_ABLATE_MODULES "
+               "takes them) end up in more than one kernel, with Inductor's refusals between them; an error "
+               "under INDUCTOR_ABLATE_STRICT=1", is_scope=True),
     )
 }
 #: the switches a scope cannot narrow yet: they act where no node is at hand (a C++ flush)
@@ -273,6 +277,7 @@ def effective(values: dict) -> dict:
         "no_fuse_pairs": tuple(values.get("no_fuse_pairs", ())),
         "modules": modules,
         "ops": ops,
+        "expect_fused": tuple(values.get("expect_fused", ())),
     }
 
 

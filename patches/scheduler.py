@@ -106,6 +106,17 @@ PATCHES = [
         why="records each extern call (mm, conv, fallbacks) for inductor_ablate.census",
     ),
     dict(
+        slug="expect-fused-check",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler._codegen",
+        anchor="def _codegen(self, nodes",
+        at="start",
+        code="if __inductor_ablate__.expecting(): __inductor_ablate__.check_expected_fused(nodes)",
+        flag="expect_fused",
+        why="INDUCTOR_EXPECT_FUSED: counts the kernels computing each expected module after fusion, and "
+            "says so (with Inductor's refusals between them) when there is more than one",
+    ),
+    dict(
         slug="census-scheduler-nodes",
         target="torch._inductor.scheduler",
         qualname="Scheduler._codegen",

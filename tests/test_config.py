@@ -44,7 +44,7 @@ def test_environment_round_trip():
     values = {"no_fuse": frozenset({"vertical", "horizontal"}), "no_inline": True,
               "flush_every_node": False, "one_kernel_per_op": False, "fuse_limit": 3, "inline_limit": None,
               "fuse_skip": frozenset({2, 5, 6, 7}), "no_fuse_pairs": ("mm+add",), "modules": ("encoder.*", "pooler"),
-              "ops": ()}
+              "ops": (), "expect_fused": ("blocks.0.mlp",)}
     assert switches.from_environ(switches.to_environ(values)) == values
     assert switches.from_environ(switches.to_environ({**values, "fuse_limit": 0}))["fuse_limit"] == 0
 
@@ -53,7 +53,7 @@ def test_one_kernel_per_op_expands():
     eff = switches.effective({"one_kernel_per_op": True})
     assert eff == {"no_fuse": ALL, "no_inline": True, "flush_every_node": True, "fuse_limit": None,
                    "inline_limit": None, "fuse_skip": frozenset(), "no_fuse_pairs": (), "modules": (),
-                   "ops": ()}  # the limits and the scope are not part of it
+                   "ops": (), "expect_fused": ()}  # the limits, the scope and the check are not part of it
 
 
 def test_patch_as_context_manager_and_decorator():

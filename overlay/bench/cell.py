@@ -28,7 +28,7 @@ import torch._inductor.config as inductor_config
 from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 
-from ..rows import all_inductor, by_name
+from ..rows import all_inductor, by_name, region_label
 from .devicelock import DeviceLock
 from .models import load_suite
 from .steady import steady_pairs, waited
@@ -259,15 +259,28 @@ def nudged_step(model, inputs, loss_fn, mode, seed: int):
             hook.remove()
 
 
+def static_inputs(suite: str, device: str) -> bool:
+    """Whether a suite's inputs stay at one address, as a served model's weights and activations do:
+    the embedded models on CUDA.  Each is a block of a larger model, over an input as large as its
+    work; unmarked, a CUDA graph copies that input into its static buffer every step, and for a
+    one-kernel model the copy is the step (pointwise_chain ran 2x faster without CUDA graphs)."""
+    return suite == "embedded" and device.startswith("cuda")
+
+
 def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
     """(model, inputs, loss_fn) of a suite's model, in train mode for training, where floating
-    inputs need gradients too (so parameter-free models train as well)."""
+    inputs need gradients too (so parameter-free models train as well); inputs marked static where
+    ``static_inputs`` says."""
     model, inputs, loss_fn = load_suite(suite)[name](device, getattr(torch, dtype), mode)
     model.train(mode == "training")
     if mode == "training":
         _no_dropout_modules(model)
         inputs = tuple(t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point()
                        else t for t in inputs)
+    if static_inputs(suite, device):
+        for t in inputs:
+            if isinstance(t, torch.Tensor):
+                torch._dynamo.mark_static_address(t)
     return model, inputs, loss_fn
 
 
@@ -333,8 +346,10 @@ def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
     maybe shared), artifact_dir (the cell's own).  Returns the row."""
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat", "base") if task.get(k) is not None}
+    if static_inputs(task["suite"], task["device"]):
+        row["static_inputs"] = True
     if "@" in task["config"]:  # a row scoped to a region (bench --regions): the region, by itself
-        row["region"] = task["config"].split("@", 1)[1]
+        row["region"] = region_label(task["config"])
     cell_t0 = time.perf_counter()
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = task["cache_dir"]
     device, mode = task["device"], task["mode"]

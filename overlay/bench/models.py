@@ -397,3 +397,21 @@ def load_suite(name: str) -> dict:
         return SUITES[name]()
     except ImportError as exc:  # not installed, or installed and does not load: the message says which
         raise UsageError(f"suite {name!r}: {exc}") from None
+
+
+def module_regions(suite: str, name: str, depth: int) -> list[str]:
+    """``bench --regions depth:N``: a model's module paths of N parts (as ``named_modules()`` spells
+    them), each layer index made ``*`` so one region holds that part of every layer
+    (``model.bert.encoder.layer.*.attention``); none when it has no path that deep.  Built on the CPU
+    at float32: only names are read."""
+    import torch
+
+    model = load_suite(suite)[name]("cpu", torch.float32, "inference")[0]
+    out: list[str] = []
+    for path, _ in model.named_modules():
+        parts = path.split(".") if path else []
+        if len(parts) == depth:
+            glob = ".".join("*" if p.isdigit() else p for p in parts)
+            if glob not in out:
+                out.append(glob)
+    return out

@@ -33,19 +33,21 @@ TIMED_OUT = "timed out after"
 
 
 def plan(models: list[str], configs: list[str], *, suite: str, device: str, dtype: str, mode: str,
-         shard: tuple[int, int] = (1, 1), repeats: int = 1, all_first: bool = False) -> list[dict]:
+         shard: tuple[int, int] = (1, 1), repeats: int = 1, all_first: bool = False,
+         model_configs: dict[str, list[str]] | None = None) -> list[dict]:
     """Every (model, config, repeat) cell, in a deterministic interleaved order (configs shuffled per
     model and repeat, so no config always runs first or last), then this shard's share.  Each repeat
     is its own process: between processes is where most of the timing variance is.
 
     ``all_first`` (shared caches): a model's first cell is `all`, which autotunes every matmul the
     other rows can reuse, and a shard takes whole models when there are at least as many models as
-    shards, so each model autotunes once per run, not once per shard."""
+    shards, so each model autotunes once per run, not once per shard.  ``model_configs``: rows of one
+    model only, after ``configs`` (``bench --regions depth:N``: each model's own regions)."""
     cells = []
     rng = random.Random(0)
     for model in models:
         for r in range(repeats):
-            order = list(configs)
+            order = list(configs) + list((model_configs or {}).get(model, []))
             rng.shuffle(order)
             if all_first and r == 0 and "all" in order:
                 order.remove("all")

@@ -12,7 +12,7 @@ import time
 
 from ..bench import launch
 from ..bench.estimate import BudgetSpent, estimate
-from ..bench.models import list_models, load_suite
+from ..bench.models import list_models, load_suite, module_regions
 from ..bench.picks import check_picks_folder
 from ..bench.runner import default_jobs, plan, run_matrix, skip_done
 from ..errors import OneLineParser, UsageError, check_writable, device_option
@@ -102,15 +102,17 @@ def parser() -> OneLineParser:
                         "file or merge of another base is refused")
     g.add_argument("--regions", default=None, metavar="GLOBS",
                    help="run each chosen fusion/inlining row once more per region, scoped to it (ROW@GLOB: "
-                        "module paths as named_modules() spells them; | joins globs of one region): where its "
+                        "module paths as named_modules() spells them; | joins globs of one region; NAME=GLOBS "
+                        "names it; depth:N: each model's paths of N parts, layer indices as *): where its "
                         "loss sits (report --markdown --table regions)")
     g.add_argument("--cpu-templates", action="store_true",
                    help="CPU: include matmul templates (max_autotune_gemm, ATEN,CPP) in `all` (slow autotuning)")
     g = p.add_argument_group("timing")
     g.add_argument("--repeat", type=int, default=None, help="timed samples per cell (default 15 CPU, 50 CUDA)")
-    g.add_argument("--cell-repeats", type=int, default=1, metavar="K",
+    g.add_argument("--cell-repeats", type=int, default=None, metavar="K",
                    help="run each cell in K separate processes and pool them: the intervals then hold the "
-                        "noise between processes, where most of it is (default 1)")
+                        "noise between processes, where most of it is (default 2 on CUDA, where it costs ~5%% "
+                        "more wall and gives the noise floor its pairs; 1 on CPU)")
     g.add_argument("--warmup", type=int, default=3)
     g.add_argument("--profile", type=int, nargs="?", const=20, default=0, metavar="K",
                    help="after timing, profile K steps (default 20) of each cell: kernel times, bytes, gaps "
@@ -254,20 +256,41 @@ def _plan(args, p: OneLineParser) -> Study:
     if args.base is not None:
         base_row(args.base, named, device, args.mode, args.cpu_templates)
         configs = [c for c in configs if c != args.base]  # it came with a group: it is every row's now
-    if args.regions is not None:
-        configs += by_region(configs, names("--regions", args.regions))
+    model_configs = _regions(args, configs, models)
     jobs = args.jobs or default_jobs(device)
+    if args.cell_repeats is None:
+        args.cell_repeats = 2 if device.startswith("cuda") else 1
     if jobs > 1 and not device.startswith("cuda"):
         print(f"--jobs {jobs} on CPU: cells compiling beside the one timed share its cores, so its times are "
               f"disturbed; for figures, run with --jobs 1 (the CPU default)", file=sys.stderr)
     shard = f"-shard{args.shard[0]}of{args.shard[1]}" if args.shard != (1, 1) else ""
     path = args.json or os.path.join("results", f"bench-{args.suite.replace(':', '_')}-{device}-{args.dtype}-{args.mode}{shard}.json")
     cells = plan(models, configs, suite=args.suite, device=device, dtype=args.dtype, mode=args.mode,
-                 shard=args.shard, repeats=args.cell_repeats, all_first=args.caches == "shared")
+                 shard=args.shard, repeats=args.cell_repeats, all_first=args.caches == "shared",
+                 model_configs=model_configs)
     if args.skip_done is not None:
         cells = skip_done(cells, names("--skip-done", args.skip_done), args.cpu_templates)
     repeat = args.repeat or (50 if device.startswith("cuda") else 15)
     return Study(device, suite, models, cells, path, repeat, jobs)
+
+
+def _regions(args, configs: list[str], models: list[str]) -> dict[str, list[str]]:
+    """``--regions``: the scoped rows, added to ``configs`` for globs every model shares, or returned
+    per model for ``depth:N`` (each model's own module paths)."""
+    regions = names("--regions", args.regions)
+    if regions is None:
+        return {}
+    depth = regions[0].removeprefix("depth:") if regions[0].startswith("depth:") else None
+    if depth is None:
+        configs += by_region(configs, regions)
+        return {}
+    if len(regions) > 1 or not depth.isdigit() or int(depth) < 1:
+        raise UsageError(f"--regions {args.regions}: depth:N takes a whole number N >= 1, alone (module paths of N parts)")
+    by_region(configs, ["*"])  # the rows can be scoped at all: one line now, before models are built
+    found = {m: module_regions(args.suite, m, int(depth)) for m in models}
+    if not any(found.values()):
+        raise UsageError(f"--regions depth:{depth}: no model has a module path of {depth} parts")
+    return {m: by_region(configs, regions) for m, regions in found.items() if regions}
 
 
 def _meta(args, study: Study) -> dict:

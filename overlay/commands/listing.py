@@ -21,6 +21,7 @@ _SWITCH_PATCHES = {
     "no_fuse_pairs": ["no-fuse-veto"],
     "modules": ["no-fuse-veto", "no-fuse-outer-loop", "no-inline-realize"],
     "ops": ["no-fuse-veto", "no-fuse-outer-loop", "no-inline-realize"],
+    "expect_fused": ["expect-fused-check", "decision-log-refusal"],
 }
 
 

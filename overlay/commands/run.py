@@ -28,6 +28,9 @@ def add_switch_options(parser: argparse.ArgumentParser) -> None:
                    help="only in these modules: a comma list of globs over module paths (INDUCTOR_ABLATE_MODULES)")
     g.add_argument("--ops", default=None, metavar="NAMES",
                    help="only on these aten ops: a comma list of names or globs (INDUCTOR_ABLATE_OPS)")
+    g.add_argument("--expect-fused", default=None, metavar="GLOBS",
+                   help="say when one of these modules compiles to more than one kernel, and why; an error with "
+                        "INDUCTOR_ABLATE_STRICT=1 (INDUCTOR_EXPECT_FUSED)")
 
 
 def apply_switch_options(args) -> None:
@@ -38,8 +41,8 @@ def apply_switch_options(args) -> None:
     for name in ("no_inline", "flush_every_node", "one_kernel_per_op"):
         if getattr(args, name):
             values[name] = True
-    for name in ("no_fuse_pairs", "modules", "ops"):
-        if getattr(args, name) is not None:
+    for name in ("no_fuse_pairs", "modules", "ops", "expect_fused"):
+        if getattr(args, name, None) is not None:
             values[name] = switches.parse(switches.SWITCHES[name], getattr(args, name), f"--{name.replace('_', '-')}")
     config.update(**values)
     os.environ.update(switches.to_environ(config.values()))
