@@ -68,7 +68,8 @@ def test_the_documented_merge_line_rebuilds_the_committed_file(merged, tmp_path)
     assert rebuilt["summary"] == committed["summary"]
 
 
-DOCS = ("docs/findings.md", "README.md", "docs/bench.md", "docs/correctness.md", "docs/explain.md", "docs/load.md")
+DOCS = ("docs/findings.md", "README.md", "docs/bench.md", "docs/correctness.md", "docs/explain.md", "docs/load.md",
+        "docs/jobs.md")
 
 
 def test_every_table_in_the_docs_is_what_its_command_prints_now():
