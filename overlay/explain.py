@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .errors import UsageError
-from .profile import measured_bandwidth, totals
+from .profile import measured_bandwidth
+from .records import Profile
 from .stats import mean as _mean, mean_interval
 
 PARTS = ("measured_ms", "generated_ms", "library_ms", "gaps_ms")
@@ -47,18 +48,21 @@ def rate(nbytes: float | None, ms: float) -> float | None:
     return nbytes / (ms * 1e6) if nbytes and ms > 0 else None
 
 
+def _profile(cell: dict) -> Profile:
+    return Profile.from_dict(cell["profile"], f"{cell['model']}/{cell['config']}'s profile")
+
+
 def _kernels(cells: list[dict]) -> dict:
     """{(kind, name): kernel} per step, averaged over the cells: each kernel its own line (a
     kernel's name is unique in its graph; the profile already sums its calls)."""
     out: dict = {}
     for c in cells:
-        for k in c["profile"]["kernels"]:
-            row = out.setdefault((k["kind"], k["name"]), {
-                "name": k["name"], "kind": k["kind"], "ops": k["ops"], "ms": 0.0, "calls": 0.0,
-                "bytes": k.get("bytes"), "nodes": k.get("nodes"), "inlined": k.get("inlined", []),
-                "module": k.get("module")})
-            row["ms"] += k["ms"] / len(cells)
-            row["calls"] += k["calls"] / len(cells)
+        for k in _profile(c).kernels:
+            row = out.setdefault((k.kind, k.name), {
+                "name": k.name, "kind": k.kind, "ops": k.ops, "ms": 0.0, "calls": 0.0, "bytes": k.bytes,
+                "nodes": k.nodes, "inlined": k.inlined or [], "module": k.module})
+            row["ms"] += k.ms / len(cells)
+            row["calls"] += k.calls / len(cells)
     for k in out.values():
         k["bytes_step"] = k["bytes"] * k["calls"] if k["bytes"] is not None else None
         k["gb_per_s"] = rate(k["bytes_step"], k["ms"])
@@ -196,10 +200,11 @@ def _side(cells: list[dict]) -> dict:
     device's own clock) and its gaps become the timed step less the busy time, since a profiler's
     cost lands between kernels; where the kernels alone outlast the timed step, every part is scaled
     by timed / profiled instead.  ``scale``: the factor applied to the gaps (or to every part)."""
-    parts = {name: _mean([totals(c["profile"])[name] for c in cells]) for name in ("generated_ms", "library_ms", "gaps_ms")}
-    timed = _mean([c["profile"].get("timed_ms", c["compiled_ms"]) for c in cells])
-    profiled = _mean([c["profile"]["step_ms"] for c in cells])
-    busy = _mean([c["profile"]["busy_ms"] for c in cells])
+    profiles = [(_profile(c), c) for c in cells]
+    parts = {name: _mean([p.totals()[name] for p, _ in profiles]) for name in ("generated_ms", "library_ms", "gaps_ms")}
+    timed = _mean([p.timed_ms if p.timed_ms is not None else c["compiled_ms"] for p, c in profiles])
+    profiled = _mean([p.step_ms for p, _ in profiles])
+    busy = _mean([p.busy_ms for p, _ in profiles])
     out = {**parts, **{f"raw_{n}": v for n, v in parts.items()}, "timed_ms": timed, "profiled_ms": profiled, "scale": None}
     if profiled <= 0 or abs(profiled - timed) <= SCALE_OFF * timed:
         return out
@@ -232,7 +237,7 @@ def split(row_cells: list[dict], all_cells: list[dict]) -> dict:
     step_bytes = lambda ks: sum(k["bytes_step"] or 0 for k in ks.values() if k["kind"] == "generated")  # noqa: E731
     out["bytes_mb"] = (step_bytes(mine) - step_bytes(base)) / 1e6
     out["launches"] = sum(k["calls"] for k in mine.values()) - sum(k["calls"] for k in base.values())
-    grouped = groups(mine, base, all_cells[0]["profile"].get("fusions"))
+    grouped = groups(mine, base, _profile(all_cells[0]).fusions)
     out["groups"] = grouped
     out["movers"] = _movers(mine, base, grouped, bandwidth)
     out["bandwidth"] = bandwidth

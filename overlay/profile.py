@@ -313,17 +313,6 @@ def profile_steps(step, steps: int, census, device: str, between=None, per_sampl
     return {"steps": steps, "step_ms": wall_ms / steps, "busy_ms": _union_ms(busy) / steps, "kernels": rows}
 
 
-def totals(profile: dict) -> dict:
-    """{generated_ms, library_ms, gaps_ms} per step: the parts ``explain`` splits a change into.
-    Kernel times are summed (streams may overlap them, so their sum can pass busy_ms); the gaps are
-    the step's time with no kernel running."""
-    out = {"generated_ms": 0.0, "library_ms": 0.0}
-    for k in profile["kernels"]:
-        out[f"{k['kind']}_ms"] += k["ms"]
-    out["gaps_ms"] = profile["step_ms"] - profile["busy_ms"]
-    return out
-
-
 class KernelProfile:
     """The kernel table of a user's own code, written to ``path`` as JSON when it stops (the block
     must hold the compile, the first call, since Inductor names its kernels there):

@@ -8,6 +8,7 @@ import os
 import platform
 
 from .errors import UsageError
+from .records import Cell
 
 KEY_FIELDS = ("suite", "model", "config", "device", "dtype", "mode")
 
@@ -43,10 +44,10 @@ def read_results_file(path: str, hint: str = "give a results file written by `be
         raise UsageError(f"results file {path} was written by a newer inductor_ablate (format {data['format']}; "
                          f"this one reads {RESULTS_FORMAT}): upgrade, or {hint}")
     for i, cell in enumerate(data["cells"]):
-        lacking = [k for k in (*KEY_FIELDS, "status") if not isinstance(cell, dict) or k not in cell]
-        if lacking:
-            raise UsageError(f"results file {path}: cell {i} lacks {', '.join(lacking)} (written by an older or "
-                             f"different tool?); {hint}")
+        try:
+            Cell.from_dict(cell, f"cell {i}")  # its fields of the types the readers take
+        except UsageError as exc:
+            raise UsageError(f"results file {path}: {exc} (written by an older or different tool?); {hint}") from None
     _check_cuts(data.get("meta"), path, hint)
     return data
 

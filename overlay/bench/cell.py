@@ -29,6 +29,7 @@ from inductor_ablate import decisions
 from inductor_ablate.kernel_census import recording, summarize
 
 from ..rows import all_inductor, by_name, region_label
+from ..records import Cell
 from .devicelock import DeviceLock
 from .models import load_suite
 from .steady import steady_pairs, waited
@@ -381,7 +382,7 @@ def run_cell(task: dict) -> dict:
         os.environ.pop(decisions.LOG_ENV, None)
         row["cell_s"] = round(time.perf_counter() - cell_t0, 3)  # wall_s minus this: process start
         row["ran_at"] = [round(time.time() - row["cell_s"], 3), round(time.time(), 3)]  # when (bench --jobs overlaps cells)
-    return row
+    return Cell.from_dict(row, f"cell {row['model']}/{row['config']}").to_dict()  # the fields the readers take
 
 
 def _switch_on(task: dict) -> tuple[dict, str]:
