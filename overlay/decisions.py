@@ -35,6 +35,7 @@ class _Counts:
 
     def reset(self):
         self.total = {"fusion": 0, "inline": 0}
+        self.in_scope = 0  # fusions made in scope (INDUCTOR_ABLATE_MODULES/OPS): what a limit counts there
         self.graphs = 0
         self.nonce = uuid.uuid4().hex  # this numbering's own cache-key value (runtime.cache_tag)
         self.log_path, self.log_file = None, None
@@ -54,6 +55,11 @@ def reset() -> None:
 def counts() -> tuple[int, int]:
     """(fusions, inlining decisions) made so far in this process."""
     return _counts.total["fusion"], _counts.total["inline"]
+
+
+def fusions_counted() -> int:
+    """The fusions INDUCTOR_FUSE_LIMIT counts: every one, or under a scope those in it."""
+    return _counts.in_scope if scope.scoped() else _counts.total["fusion"]
 
 
 def logging_on() -> bool:
@@ -144,7 +150,12 @@ def fusion_made(scheduler, node1, node2) -> bool:
 
     n, graph, graph_n = _next("fusion")
     in_scope = scope.pair_in_scope(node1, node2)
-    skip = n in config.effective()["fuse_skip"] and in_scope
+    scope_n = None
+    if scope.scoped() and in_scope:  # under a scope the limit and the skips number in-scope fusions
+        with _counts.lock:
+            _counts.in_scope += 1
+            scope_n = _counts.in_scope
+    skip = (scope_n if scope.scoped() else n) in config.effective()["fuse_skip"]
     if skip:
         if not hasattr(scheduler, "_inductor_ablate_apart"):
             scheduler._inductor_ablate_apart = []
@@ -155,7 +166,8 @@ def fusion_made(scheduler, node1, node2) -> bool:
         score = None
     _emit({"decision": "fusion", "n": n, "graph": graph, "graph_n": graph_n, "kind": fusion_kind(node1, node2),
            "node1": node1.get_name(), "node2": node2.get_name(), "ops1": _ops(node1), "ops2": _ops(node2),
-           "score": score, "result": "vetoed (INDUCTOR_FUSE_SKIP)" if skip else "fused", **_where(node1, node2, in_scope)})
+           "score": score, "result": "vetoed (INDUCTOR_FUSE_SKIP)" if skip else "fused", **_where(node1, node2, in_scope),
+           **({"scope_n": scope_n} if scope.scoped() else {})})
     return skip
 
 

@@ -50,7 +50,7 @@ def fusion_blocked(node1, node2) -> bool:
     if not scope.pair_in_scope(node1, node2):
         return False  # out of scope: stock's decision
     kinds, limit = eff["no_fuse"], eff["fuse_limit"]
-    if limit is not None and decisions.counts()[0] >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest
+    if limit is not None and decisions.fusions_counted() >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest
         return True
     if eff["fuse_skip"] and decisions.kept_apart(node1, node2):
         return True

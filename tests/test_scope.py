@@ -170,3 +170,46 @@ def test_bench_by_region_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stderr
     html = page.read_text()
     assert "Where each row's loss sits, by region" in html and "<td>blocks.*.2</td>" in html
+
+
+class Norms(torch.nn.Module):
+    """Two layer norms (reductions, so the scheduler makes fusions), one per submodule."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Sequential(torch.nn.LayerNorm(33), torch.nn.GELU())
+        self.second = torch.nn.Sequential(torch.nn.LayerNorm(33), torch.nn.Tanh())
+
+    def forward(self, x):
+        return self.second(self.first(x) * 2.0)
+
+
+def _compile_norms(ablate, log=None, **switches):
+    torch._dynamo.reset()
+    decisions.reset()
+    x, model = torch.randn(64, 33), Norms()
+    with ablate.config.patch(**switches), torch._inductor.config.patch(force_disable_caches=True), \
+            output_codes() as codes:
+        torch.testing.assert_close(torch.compile(model)(x), model(x))
+    decisions.reset()  # closes the log
+    records = decisions.load_log(str(log)) if log else []
+    return code_hash([AOT_ID.sub("", c) for c in codes]), [r for r in records if r["decision"] == "fusion"]
+
+
+def test_limits_and_skips_number_in_scope_fusions_under_a_scope(ablate, tmp_path, monkeypatch):
+    """Under a scope, INDUCTOR_FUSE_LIMIT counts and INDUCTOR_FUSE_SKIP names the fusions in scope
+    (the log's ``scope_n``): a limit of 0 there is no-fusion there, and skip 1 vetoes the scope's
+    first fusion, whatever its number in the whole program."""
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv("INDUCTOR_ABLATE_LOG", str(log))
+    _, fusions = _compile_norms(ablate, log, modules="second")
+    inside = [r for r in fusions if r["in_scope"]]
+    assert inside and [r["scope_n"] for r in inside] == list(range(1, len(inside) + 1)), fusions
+    assert all(r["scope_n"] is None for r in fusions if not r["in_scope"])
+    assert any(r["scope_n"] != r["n"] for r in inside)  # out-of-scope fusions between: its own numbering
+    log.unlink()
+    _, fusions = _compile_norms(ablate, log, fuse_skip="1", modules="second")
+    assert [(r["scope_n"], r["in_scope"]) for r in fusions if r["result"].startswith("vetoed")] == [(1, True)]
+    monkeypatch.delenv("INDUCTOR_ABLATE_LOG")
+    limited = _compile_norms(ablate, fuse_limit=0, modules="second")[0]
+    assert limited == _compile_norms(ablate, no_fuse=True, modules="second")[0] != _compile_norms(ablate)[0]
