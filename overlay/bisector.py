@@ -170,14 +170,13 @@ def _short_ops(ops: list[str], most: int = 4) -> str:
 def fusion_times(records: list[dict], profile: dict) -> dict[int, tuple[float, str]]:
     """{fusion number: (ms, kernel name)}: the time of the generated kernel that holds every FX node
     of the fusion's two sides (the largest, if FX node names repeat across graphs)."""
-    kernels = [(set(k.get("nodes", ())), k["ms"], k["name"]) for k in profile.get("kernels", ())
-               if k.get("kind") == "generated"]
+    from .explain import kernel_holding
+
     out = {}
     for r in records:
-        nodes = {op.split(":", 1)[0] for op in r["ops1"] + r["ops2"]}
-        found = [(ms, name) for held, ms, name in kernels if nodes and nodes <= held]
+        found = kernel_holding({op.split(":", 1)[0] for op in r["ops1"] + r["ops2"]}, profile.get("kernels", ()))
         if found:
-            out[r["n"]] = max(found)
+            out[r["n"]] = found
     return out
 
 

@@ -281,6 +281,44 @@ def explain(cells: list[dict], rows: list[str] | None = None, models: list[str] 
         closed = sum(s["close"] for s in per_model.values())
         raw = sum(s["raw_close"] for s in per_model.values())
         out["rows"][row] = {"models": per_model, "over_models": over, "closed": closed, "raw_closed": raw}
+    out["ranking"] = rank_fusions([c for (m, _), group in profiled.items() if m in (models or have_models) for c in group])
+    return out
+
+
+def kernel_holding(nodes, kernels) -> tuple[float, str] | None:
+    """(ms, name) of the generated kernel a fusion of ``nodes`` (FX node keys of both sides) ended
+    in: the one holding most of them (a view computes nothing and is in no kernel), the longer on a
+    tie (FX node names repeat across graphs); None if no kernel holds any."""
+    held = set(nodes)
+    found = [(len(held & set(k.get("nodes") or ())), k["ms"], k["name"]) for k in kernels if k.get("kind") == "generated"]
+    best = max(found, default=(0, 0.0, None))
+    return (best[1], best[2]) if best[0] else None
+
+
+def rank_fusions(cells: list[dict], top: int = 3) -> dict:
+    """Per model, `all`'s fusions ranked two ways, from its first profiled cell: by the time of the
+    kernel holding both sides' nodes (``bisect --rank --by time``'s candidates) and by Inductor's
+    memory score (``--by score``), each with its rank the other way: whether the score finds the
+    fusions whose kernels take the time.  Profiles from before scores were recorded rank by time only."""
+    out = {}
+    for (model, config), group in sorted(_profiled(cells).items()):
+        if config != "all":
+            continue
+        profile = group[0]["profile"]
+        fusions = [f for f in profile.get("fusions") or () if f.get("result", "fused") == "fused" and f.get("nodes")]
+        timed = {f["n"]: kernel_holding(f["nodes"], profile["kernels"]) for f in fusions}
+        by_time = sorted((f for f in fusions if timed[f["n"]]), key=lambda f: (-timed[f["n"]][0], -(f.get("score") or 0), f["n"]))
+        scored = all(f.get("score") is not None for f in fusions)
+        by_score = sorted(fusions, key=lambda f: (-f["score"], f["n"])) if scored else []
+        time_rank = {f["n"]: i for i, f in enumerate(by_time, 1)}
+        score_rank = {f["n"]: i for i, f in enumerate(by_score, 1)}
+
+        def entry(f):
+            ms, name = timed[f["n"]] or (None, None)
+            return {"n": f["n"], "kind": f["kind"], "score": f.get("score"), "ms": ms, "kernel": name,
+                    "time_rank": time_rank.get(f["n"]), "score_rank": score_rank.get(f["n"])}
+        out[model] = {"fusions": len(fusions), "timed": len(by_time), "scored": scored,
+                      "by_time": [entry(f) for f in by_time[:top]], "by_score": [entry(f) for f in by_score[:top]]}
     return out
 
 

@@ -309,3 +309,37 @@ def test_census_of_a_small_block_names_each_extern_call_by_the_op_it_runs(tmp_pa
     assert got["externs"] and all(len(ops) == 1 and ops[0] in ("addmm.default", "mm.default") for ops in got["externs"]), got
     modules = {m for ms in got["modules"] for m in ms}
     assert "ln" in modules and modules <= {"", "ln", "fc", "out"}, got
+
+
+def test_fusions_ranked_by_kernel_time_beside_memory_score():
+    """A high memory score on a cheap kernel and a low one on the costly kernel: ranked by time, the
+    costly kernel's fusion comes first and carries its score rank; a view (in no kernel) does not
+    stop a fusion from finding its kernel."""
+    from inductor_ablate.explain import rank_fusions
+
+    kernels = [_kernel("cheap", ["a", "b"], 0.01, 100), _kernel("costly", ["c", "d", "e"], 0.50, 100)]
+    cell = _cell("all", kernels, 1.0)
+    cell["profile"]["fusions"] = [
+        {"n": 1, "kind": "vertical", "result": "fused", "score": 9000, "nodes": ["a", "b", "view_1"]},
+        {"n": 2, "kind": "vertical", "result": "fused", "score": 10, "nodes": ["c", "d"]},
+        {"n": 3, "kind": "horizontal", "result": "fused", "score": 500, "nodes": ["c", "d", "e"]},
+        {"n": 4, "kind": "vertical", "result": "vetoed (INDUCTOR_FUSE_SKIP)", "score": 1, "nodes": ["a"]}]
+    r = rank_fusions([cell])["m"]
+    assert r["fusions"] == 3 and r["scored"]
+    assert [(e["n"], e["kernel"], e["score_rank"]) for e in r["by_time"]] == [(3, "costly", 2), (2, "costly", 3), (1, "cheap", 1)]
+    assert [(e["n"], e["time_rank"]) for e in r["by_score"]] == [(1, 3), (3, 1), (2, 2)]
+    del cell["profile"]["fusions"][0]["score"]  # a profile from before scores were recorded
+    assert not rank_fusions([cell])["m"]["scored"] and rank_fusions([cell])["m"]["by_score"] == []
+
+
+def test_the_embedded_ranking_comes_from_the_profiles(profiled):
+    from inductor_ablate.explain import explain
+
+    _, data = profiled
+    ranking = explain(data["cells"])["ranking"]
+    assert ranking and all(r["scored"] for r in ranking.values())
+    for r in ranking.values():
+        times = [e["ms"] for e in r["by_time"]]
+        assert times == sorted(times, reverse=True) and all(e["score_rank"] for e in r["by_time"])
+        scores = [e["score"] for e in r["by_score"]]
+        assert scores == sorted(scores, reverse=True)

@@ -332,13 +332,13 @@ def _profile(task, model, inputs, loss_fn, compiled, census, timed_ms: float, nu
 
 
 def profile_fusions(log_path: str) -> list[dict]:
-    """The fusions of the timed compile, for a profile: number, kind and the FX nodes of both sides
-    (``explain`` names the fusions a row undid by them).  Graphs numbered from 0, as the census does."""
+    """The fusions of the timed compile, for a profile: number, kind, Inductor's memory score and the
+    FX nodes of both sides (``explain`` names the fusions a row undid by them, and ranks them).  Graphs numbered from 0, as the census does."""
     from inductor_ablate.profile import node_key
 
     records = decisions.read_log(log_path, "fusion")
     first = min((r["graph"] for r in records), default=0)
-    return [{"n": r["n"], "kind": r["kind"], "result": r["result"],
+    return [{"n": r["n"], "kind": r["kind"], "result": r["result"], "score": r.get("score"),
              "nodes": sorted({node_key(r["graph"] - first, op.split(":", 1)[0]) for op in r["ops1"] + r["ops2"]})}
             for r in records]
 

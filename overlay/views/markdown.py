@@ -147,6 +147,19 @@ def fusions(result: dict, top: int = 10) -> str:
     return "\n".join(lines)
 
 
+def ranking(result: dict) -> str:
+    """`all`'s fusions ranked by their kernel's time beside by Inductor's memory score (``explain``)."""
+    def shown(entries, other):
+        return "; ".join(f"#{e['n']} {e['kind']} " + (f"{e['ms']:.3f} ms" if other == "score" else f"score {e['score']:,}")
+                         + f" ({other} rank {e[other + '_rank'] or '-'})" for e in entries) or "-"
+    lines = ["| model | fusions (with a kernel) | top by kernel time: ms per step (score rank) | "
+             "top by memory score (time rank) |", "|---|---|---|---|"]
+    for model, r in result.get("ranking", {}).items():
+        by_score = shown(r["by_score"], "time") if r["scored"] else "not recorded (profiled before scores were)"
+        lines.append(f"| {model} | {r['fusions']} ({r['timed']}) | {shown(r['by_time'], 'score')} | {by_score} |")
+    return "\n".join(lines)
+
+
 def cost(sections: list[dict]) -> str:
     """What each run cost (sections.cost): a row per run, seconds summed over its cells; with several
     runs, a first column names each one's results file, so runs sit side by side in one table."""
@@ -170,7 +183,8 @@ def cost(sections: list[dict]) -> str:
     return "\n".join(lines)
 
 
-TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "explain", "fusions", "cost", "regions")
+TABLES = ("noise", "headline", "kinds", "per-model", "kernels", "split", "explain", "fusions", "cost", "regions",
+          "ranking")
 
 
 def regions(sec: dict) -> str:
@@ -196,8 +210,8 @@ def table(name: str, sections: list[dict], splits: list) -> str:
     """``report --markdown --table NAME``: one table per setting, but ``cost``, whose runs share one."""
     if name == "cost":
         return cost(sections)
-    if name in ("split", "explain", "fusions"):
-        view = {"split": split, "explain": over_models, "fusions": fusions}[name]
+    if name in ("split", "explain", "fusions", "ranking"):
+        view = {"split": split, "explain": over_models, "fusions": fusions, "ranking": ranking}[name]
         return "\n\n".join(view(r) if r else "(no kernel profiles in this file)" for r in splits)
     one = {"noise": noise_line, "headline": headline, "kinds": kinds, "per-model": per_model, "kernels": kernels,
            "regions": regions}[name]
