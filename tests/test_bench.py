@@ -750,9 +750,11 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     history.write_text(json.dumps({"meta": {}, "cells": [
         row("tiny", "all", "cold", 300), row("tiny", "all", "warm", 90), row("tiny", "no-fusion", "warm", 40),
         row("tiny", "no-inlining", "warm", 60), row("tiny2", "all", "cold", 100), row("tiny", "all", "cold", 5, mode="inference")]}))
-    proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion,no-freezing",
-                 "--mode", "training", "--dtype", "bfloat16", "--device", "cuda:1", "--estimate", str(history),
-                 tmp_path=tmp_path)
+    study = ("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion,no-freezing",
+             "--mode", "training", "--dtype", "bfloat16", "--device", "cuda:1", "--estimate", str(history))
+    proc = bench(*study, tmp_path=tmp_path)  # CUDA's default: 2 processes per cell
+    assert proc.returncode == 0 and "total: 12 cells" in proc.stdout, proc.stdout + proc.stderr
+    proc = bench(*study, "--cell-repeats", "1", tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = {line.split()[0]: line for line in proc.stdout.splitlines()}
     # tiny: 300 cold + 40 warm (no-freezing is n/a in training; the inference cell is not its history)
@@ -765,7 +767,7 @@ def test_estimate_prices_each_cell_from_history_and_runs_nothing(tmp_path):
     for budget, runs in (("350", "3 runs of one lane"), ("250", "4 runs of one lane")):
         proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion",
                      "--mode", "training", "--dtype", "bfloat16", "--device", "cuda", "--estimate", str(history),
-                     "--budget", budget, tmp_path=tmp_path)
+                     "--budget", budget, "--cell-repeats", "1", tmp_path=tmp_path)
         assert f"under --budget {budget}: {runs}" in proc.stdout, proc.stdout + proc.stderr
     assert "1 cell(s) priced above 250 s start a run alone" in proc.stdout
     proc = bench("bench", "--suite", SUITE, "--models", "tiny", "--device", "cpu", "--estimate", str(history),
@@ -791,7 +793,8 @@ def estimate_lines(tmp_path, history_cells, *args) -> dict[str, str]:
     history.write_text(json.dumps({"meta": {}, "cells": [
         dict(suite="s", model=model, config=config, device="cuda", dtype=dtype, mode=mode, status="ok", cache=cache,
              wall_s=wall) for model, config, cache, wall, mode, dtype in history_cells]}))
-    proc = bench("bench", "--suite", SUITE, "--device", "cuda", "--estimate", str(history), *args, tmp_path=tmp_path)
+    proc = bench("bench", "--suite", SUITE, "--device", "cuda", "--cell-repeats", "1", "--estimate", str(history), *args,
+                 tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     return {line.split()[0]: line for line in proc.stdout.splitlines()}
 
