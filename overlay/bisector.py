@@ -88,7 +88,16 @@ def _run(command: list[str], kind: str, limit: int | None, workdir: str, timeout
         raise UsageError(f"bisect: cannot run {command[0]!r}: no such program") from None
     except subprocess.TimeoutExpired:
         proc = subprocess.CompletedProcess(command, 124, "", f"timed out after {timeout:.0f} s")
-    return Run(limit, proc, decisions.read_log(log, record_kind), above)
+    return Run(limit, proc, in_scope_numbering(decisions.read_log(log, record_kind)), above)
+
+
+def in_scope_numbering(records: list[dict]) -> list[dict]:
+    """Under a scope (the user's INDUCTOR_ABLATE_MODULES/OPS, passed on to every run), the fusion
+    limit and the skips count in-scope fusions (the log's ``scope_n``): bisect and rank those, each
+    numbered as the limit numbers it (``n``; ``n_all``: its number in the whole program)."""
+    if not any("scope_n" in r for r in records):
+        return records
+    return [dict(r, n=r["scope_n"], n_all=r["n"]) for r in records if r.get("scope_n") is not None]
 
 
 def tail(text: str, lines: int = 6) -> str:
@@ -97,6 +106,8 @@ def tail(text: str, lines: int = 6) -> str:
 
 def describe_decision(record: dict) -> str:
     where = f"decision #{record['n']} (graph {record['graph']}, its #{record['graph_n']})"
+    if "n_all" in record:
+        where = f"in-scope decision #{record['n']} (#{record['n_all']} of the program; graph {record['graph']})"
     if record["decision"] == "fusion":
         return (f"{where}: {record['kind']} fusion of {record['node1']} and {record['node2']} "
                 f"(memory score {record['score']})\n  {record['node1']}: {', '.join(record['ops1'])}\n"

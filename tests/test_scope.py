@@ -213,3 +213,19 @@ def test_limits_and_skips_number_in_scope_fusions_under_a_scope(ablate, tmp_path
     monkeypatch.delenv("INDUCTOR_ABLATE_LOG")
     limited = _compile_norms(ablate, fuse_limit=0, modules="second")[0]
     assert limited == _compile_norms(ablate, no_fuse=True, modules="second")[0] != _compile_norms(ablate)[0]
+
+
+def test_bisect_numbers_fusions_as_the_limit_does_under_a_scope():
+    """With the user's scope passed on to every run, bisect and rank count in-scope fusions, as
+    INDUCTOR_FUSE_LIMIT and INDUCTOR_FUSE_SKIP then do; the record keeps its program-wide number."""
+    from inductor_ablate.bisector import describe_decision, in_scope_numbering
+
+    log = [dict(decision="fusion", n=1, graph=1, graph_n=1, in_scope=False, scope_n=None),
+           dict(decision="fusion", n=2, graph=1, graph_n=2, in_scope=True, scope_n=1),
+           dict(decision="fusion", n=3, graph=1, graph_n=3, in_scope=True, scope_n=2)]
+    got = in_scope_numbering(log)
+    assert [(r["n"], r["n_all"]) for r in got] == [(1, 2), (2, 3)]
+    unscoped = [{k: v for k, v in r.items() if k not in ("in_scope", "scope_n")} for r in log]
+    assert in_scope_numbering(unscoped) == unscoped
+    record = dict(got[1], kind="vertical", node1="op1", node2="op2", score=8, ops1=["a:x"], ops2=["b:y"])
+    assert describe_decision(record).startswith("in-scope decision #2 (#3 of the program; graph 1)")
