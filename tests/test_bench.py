@@ -1304,3 +1304,28 @@ def test_a_cut_is_recorded_in_the_results_file_kept_on_resume_and_prices_the_cel
     longest = max(c["cut_s"] for c in cuts)
     assert f"at least the {longest:.0f} s it ran before a time limit cut it (cold)" in line, proc.stdout + proc.stderr
     assert float(line.split()[2]) == round(longest), line
+
+
+def test_a_compiled_step_that_does_not_follow_its_inputs_is_caught():
+    """Freezing folds an input marked static into a constant: the compiled step then returns what it
+    computed at compile time (on an H100 that read as a 100x speedup).  Changing the input in place
+    shows it; an ordinary input follows, and is left as it was."""
+    import torch
+
+    from inductor_ablate.bench.cell import _step, follows_inputs
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.GELU()).eval()
+    for marked in (False, True):
+        torch._dynamo.reset()
+        x = torch.randn(8, 16)
+        before = x.clone()
+        if marked:
+            torch._dynamo.mark_static_address(x)
+        with torch._inductor.config.patch(freezing=True), torch.no_grad():
+            compiled = torch.compile(model)
+            _step(compiled, (x,), None, "inference")
+            why = follows_inputs(model, compiled, (x,), None, "inference", "float32")
+        assert torch.equal(x, before)
+        assert (why is not None) == marked, why
+        if marked:
+            assert why.startswith("the compiled step does not follow its inputs (changed in place): max relative error")

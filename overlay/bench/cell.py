@@ -22,6 +22,7 @@ import traceback
 from unittest import mock
 
 import torch
+from torch.utils._pytree import tree_map
 
 import inductor_ablate
 import torch._inductor.config as inductor_config
@@ -98,6 +99,31 @@ def accuracy(actual, expected, dtype: str, reference=None) -> dict:
     else:
         out["message"] = f"max relative error {out['rel_error']:.3g} > {tol:g}"
     return out
+
+
+def follows_inputs(model, compiled, inputs, loss_fn, mode: str, dtype: str) -> str | None:
+    """None when the compiled step follows its inputs: with every floating input changed in place
+    (same tensors, so no recompile and CUDA graphs replay), it still matches eager.  Else why not.
+    A compile can fold an input into a constant: freezing does so with an input marked static
+    (``mark_static_address``), and on an H100 such a run "sped up" a pointwise chain 100x by
+    returning the output it computed at compile time.  Inference only (training inputs are leaves
+    that need gradients); inputs as they were afterwards."""
+    floats = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if mode != "inference" or not floats:
+        return None
+    saved = [t.clone() for t in floats]
+    try:
+        with torch.no_grad():
+            for t in floats:
+                t.mul_(0.5).add_(0.25)
+        expected = tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, _step(model, inputs, loss_fn, mode))
+        actual = _step(compiled, inputs, loss_fn, mode)
+        miss = accuracy(actual, expected, dtype, lambda: _float64_step(model, inputs, loss_fn, mode)).get("message")
+    finally:
+        with torch.no_grad():
+            for t, s in zip(floats, saved):
+                t.copy_(s)
+    return f"the compiled step does not follow its inputs (changed in place): {miss}" if miss else None
 
 
 _KERNEL_NAME = re.compile(r"\b(?:cpp|triton|cuda|extern)_\w*?fused\w*\b|\b(?:triton|cpp)_(?:poi|red|per|tem|spl)_\w+\b")
@@ -260,28 +286,15 @@ def nudged_step(model, inputs, loss_fn, mode, seed: int):
             hook.remove()
 
 
-def static_inputs(suite: str, device: str) -> bool:
-    """Whether a suite's inputs stay at one address, as a served model's weights and activations do:
-    the embedded models on CUDA.  Each is a block of a larger model, over an input as large as its
-    work; unmarked, a CUDA graph copies that input into its static buffer every step, and for a
-    one-kernel model the copy is the step (pointwise_chain ran 2x faster without CUDA graphs)."""
-    return suite == "embedded" and device.startswith("cuda")
-
-
 def build_model(suite: str, name: str, device: str, dtype: str, mode: str):
     """(model, inputs, loss_fn) of a suite's model, in train mode for training, where floating
-    inputs need gradients too (so parameter-free models train as well); inputs marked static where
-    ``static_inputs`` says."""
+    inputs need gradients too (so parameter-free models train as well)."""
     model, inputs, loss_fn = load_suite(suite)[name](device, getattr(torch, dtype), mode)
     model.train(mode == "training")
     if mode == "training":
         _no_dropout_modules(model)
         inputs = tuple(t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point()
                        else t for t in inputs)
-    if static_inputs(suite, device):
-        for t in inputs:
-            if isinstance(t, torch.Tensor):
-                torch._dynamo.mark_static_address(t)
     return model, inputs, loss_fn
 
 
@@ -347,8 +360,6 @@ def run_cell(task: dict) -> dict:
     """``task``: model, config, suite, device, dtype, mode, repeat, warmup, cache_dir (Inductor's,
     maybe shared), artifact_dir (the cell's own).  Returns the row."""
     row = {k: task[k] for k in ("model", "config", "suite", "device", "dtype", "mode", "cell_repeat", "base") if task.get(k) is not None}
-    if static_inputs(task["suite"], task["device"]):
-        row["static_inputs"] = True
     if "@" in task["config"]:  # a row scoped to a region (bench --regions): the region, by itself
         row["region"] = region_label(task["config"])
     cell_t0 = time.perf_counter()
@@ -367,6 +378,10 @@ def run_cell(task: dict) -> dict:
         with inductor_config.patch(settings):
             compiled, actual, census = _compile(task, row, lock, model, inputs, loss_fn, decision_log)
             row.update(accuracy(actual, expected, task["dtype"], lambda: _float64_step(model, inputs, loss_fn, mode)))
+            if "message" not in row:
+                stale = follows_inputs(model, compiled, inputs, loss_fn, mode, task["dtype"])
+                if stale:
+                    row["message"] = stale
             if "message" in row:
                 row["status"] = "accuracy"
                 return row
