@@ -275,15 +275,15 @@ def _plan(args, p: OneLineParser) -> Study:
 
 
 def _regions(args, configs: list[str], models: list[str]) -> dict[str, list[str]]:
-    """``--regions``: the scoped rows, added to ``configs`` for globs every model shares, or returned
-    per model for ``depth:N`` (each model's own module paths)."""
+    """``--regions``: each model's scoped rows, run after ``configs``: the same for globs every model
+    shares, or for ``depth:N`` the model's own module paths."""
     regions = names("--regions", args.regions)
     if regions is None:
         return {}
     depth = regions[0].removeprefix("depth:") if regions[0].startswith("depth:") else None
     if depth is None:
-        configs += by_region(configs, regions)
-        return {}
+        scoped = by_region(configs, regions)
+        return {m: scoped for m in models}
     if len(regions) > 1 or not depth.isdigit() or int(depth) < 1:
         raise UsageError(f"--regions {args.regions}: depth:N takes a whole number N >= 1, alone (module paths of N parts)")
     by_region(configs, ["*"])  # the rows can be scoped at all: one line now, before models are built
