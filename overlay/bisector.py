@@ -33,6 +33,7 @@ import tempfile
 
 from . import decisions
 from .errors import UsageError
+from .explain import by_kernel_time, kernel_holding
 from .stats import MIN_PAIRS_FOR_A_CLAIM, mean_interval
 
 KINDS = {"fuse": ("fusion", "INDUCTOR_FUSE_LIMIT"), "inline": ("inline", "INDUCTOR_INLINE_LIMIT")}
@@ -181,8 +182,6 @@ def _short_ops(ops: list[str], most: int = 4) -> str:
 def fusion_times(records: list[dict], profile: dict) -> dict[int, tuple[float, str]]:
     """{fusion number: (ms, kernel name)}: the time of the generated kernel that holds every FX node
     of the fusion's two sides (the largest, if FX node names repeat across graphs)."""
-    from .explain import kernel_holding
-
     out = {}
     for r in records:
         found = kernel_holding({op.split(":", 1)[0] for op in r["ops1"] + r["ops2"]}, profile.get("kernels", ()))
@@ -221,8 +220,7 @@ def rank(command: list[str], top: int = 5, repeats: int = 6, timeout: float = 90
             if not times:
                 raise UsageError("bisect --rank --by time: no fusion's kernel shows in the profile of the metric "
                                  "command's run (did its compiled code run?)")
-            candidates = sorted((r for r in fusions if r["n"] in times),
-                                key=lambda r: (-times[r["n"]][0], -(r["score"] or 0), r["n"]))[:top]
+            candidates = by_kernel_time(fusions, times)[:top]
             basis = "whose kernels took the most time"
         else:
             candidates = sorted(fusions, key=lambda r: (-(r["score"] or 0), r["n"]))[:top]

@@ -149,13 +149,13 @@ def fusion_made(scheduler, node1, node2) -> bool:
     from .fusion_kinds import fusion_kind
 
     n, graph, graph_n = _next("fusion")
-    in_scope = scope.pair_in_scope(node1, node2)
+    in_scope, scoped = scope.pair_in_scope(node1, node2), scope.scoped()
     scope_n = None
-    if scope.scoped() and in_scope:  # under a scope the limit and the skips number in-scope fusions
+    if scoped and in_scope:  # under a scope the limit and the skips number in-scope fusions
         with _counts.lock:
             _counts.in_scope += 1
             scope_n = _counts.in_scope
-    skip = (scope_n if scope.scoped() else n) in config.effective()["fuse_skip"]
+    skip = (scope_n if scoped else n) in config.effective()["fuse_skip"]
     if skip:
         if not hasattr(scheduler, "_inductor_ablate_apart"):
             scheduler._inductor_ablate_apart = []
@@ -167,7 +167,7 @@ def fusion_made(scheduler, node1, node2) -> bool:
     _emit({"decision": "fusion", "n": n, "graph": graph, "graph_n": graph_n, "kind": fusion_kind(node1, node2),
            "node1": node1.get_name(), "node2": node2.get_name(), "ops1": _ops(node1), "ops2": _ops(node2),
            "score": score, "result": "vetoed (INDUCTOR_FUSE_SKIP)" if skip else "fused", **_where(node1, node2, in_scope),
-           **({"scope_n": scope_n} if scope.scoped() else {})})
+           **({"scope_n": scope_n} if scoped else {})})
     return skip
 
 

@@ -9,10 +9,11 @@ decision: the generated code is what it would be without it.
 """
 from __future__ import annotations
 
+import operator
 import os
 import warnings
 
-from . import scope, switches
+from . import decisions, scope, switches
 from .config import config
 from .errors import UsageError
 
@@ -39,12 +40,12 @@ def _kernels(nodes, glob: str) -> list:
 
 def _ops(node) -> str:
     names = sorted({str(o.target).split(".")[1] if str(o.target).startswith("aten.") else str(o.target)
-                    for o in scope.origins(node) if getattr(o, "op", None) == "call_function"} - {str(__import__("operator").getitem)})
+                    for o in scope.origins(node) if getattr(o, "op", None) == "call_function"} - {str(operator.getitem)})
     return ",".join(names[:4]) + (f",+{len(names) - 4}" if len(names) > 4 else "")
 
 
 def _refusals_between(graph, kernels) -> list[str]:
-    members = [frozenset(n.get_name() for n in k.get_nodes()) for k in kernels]
+    members = [decisions._members(k) for k in kernels]  # as the refusals record their sides
 
     def which(side):
         return next((i for i, m in enumerate(members) if side & m), None)

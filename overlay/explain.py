@@ -295,6 +295,13 @@ def kernel_holding(nodes, kernels) -> tuple[float, str] | None:
     return (best[1], best[2]) if best[0] else None
 
 
+def by_kernel_time(fusions: list[dict], times: dict) -> list[dict]:
+    """The fusions with a kernel in ``times`` ({n: (ms, name)}), longest kernel first, then by
+    memory score and number: ``bisect --rank --by time``'s order, and explain's ranking's."""
+    return sorted((f for f in fusions if times.get(f["n"])),
+                  key=lambda f: (-times[f["n"]][0], -(f.get("score") or 0), f["n"]))
+
+
 def rank_fusions(cells: list[dict], top: int = 3) -> dict:
     """Per model, `all`'s fusions ranked two ways, from its first profiled cell: by the time of the
     kernel holding both sides' nodes (``bisect --rank --by time``'s candidates) and by Inductor's
@@ -307,7 +314,7 @@ def rank_fusions(cells: list[dict], top: int = 3) -> dict:
         profile = group[0]["profile"]
         fusions = [f for f in profile.get("fusions") or () if f.get("result", "fused") == "fused" and f.get("nodes")]
         timed = {f["n"]: kernel_holding(f["nodes"], profile["kernels"]) for f in fusions}
-        by_time = sorted((f for f in fusions if timed[f["n"]]), key=lambda f: (-timed[f["n"]][0], -(f.get("score") or 0), f["n"]))
+        by_time = by_kernel_time(fusions, timed)
         scored = all(f.get("score") is not None for f in fusions)
         by_score = sorted(fusions, key=lambda f: (-f["score"], f["n"])) if scored else []
         time_rank = {f["n"]: i for i, f in enumerate(by_time, 1)}
