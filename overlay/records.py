@@ -172,13 +172,14 @@ class Cell(_Record):
     kernels: int | None = None
     compile_s: float | None = None
     busy: bool | None = None  # the machine took the cores away from most of its pairs
+    input_arrival: str | None = None  # CUDA: whose copy brings each step's inputs (cell.arriving_steps)
     profile: Profile | None = None
     extra: dict = dataclasses.field(default_factory=dict, repr=False)
     order: tuple = dataclasses.field(default=(), repr=False)
     TYPES: ClassVar = dict(suite=TEXT, model=TEXT, config=TEXT, device=TEXT, dtype=TEXT, mode=TEXT, status=TEXT,
                            cell_repeat=NUMBER, base=TEXT, region=TEXT, message=TEXT, eager_ms=NUMBER,
                            compiled_ms=NUMBER, speedup=NUMBER, samples=NUMBER, code_hash=TEXT, kernels=NUMBER,
-                           compile_s=NUMBER, busy=FLAG, profile=DICT)
+                           compile_s=NUMBER, busy=FLAG, input_arrival=TEXT, profile=DICT)
     NESTED: ClassVar = dict(profile=_profile)
 
     @property

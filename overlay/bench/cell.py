@@ -185,6 +185,34 @@ def _step(model, inputs, loss_fn, mode):
     return [out.detach()] + grads + [t.grad for t in inputs if isinstance(t, torch.Tensor) and t.grad is not None]
 
 
+def arriving_steps(device: str, model, compiled, inputs, loss_fn, mode: str, graphs_copy: bool):
+    """(eager step, compiled step, how the compiled step's inputs arrive): on CUDA every timed step
+    receives its inputs by one device copy, as a served model receives each request.
+
+    A CUDA graph copies each input that is not a parameter into its own buffer before it replays;
+    on a one-kernel model over a large input that copy was half the step, and eager, timed over
+    inputs already in place, paid none: `no-cudagraphs` read 2x faster than `all` on the embedded
+    suite (issue 66).  Marking the inputs static would spare the graph its copy, but freezing then
+    folds them into constants (archive/results/h100-main-command-static-inputs-folded.json).  So
+    each step pays the same one copy: the graph's own where its graphs copy (``graphs_copy``:
+    Inductor counted inputs its recorded graphs copy), else the harness's, into the very
+    tensors the step reads (the same values, so outputs do not change).  CPU: no copy, no graphs."""
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
+    plain = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
+    if not device.startswith("cuda") or not tensors:
+        return eager, plain, None
+    requests = [t.detach().clone() for t in tensors]
+
+    def arrive():
+        with torch.no_grad():
+            torch._foreach_copy_(tensors, requests)
+
+    def copied(step):
+        return lambda: (arrive(), step())[1]
+    return copied(eager), (plain if graphs_copy else copied(plain)), ("cudagraph" if graphs_copy else "harness")
+
+
 class _Timer:
     """CUDA: events around ``number`` calls; CPU: perf_counter.  Returns ms per call."""
 
@@ -303,7 +331,7 @@ CLOSURE = 0.10
 PROFILE_ATTEMPTS = 3
 
 
-def _profile(task, model, inputs, loss_fn, compiled, census, timed_ms: float, number: int) -> dict:
+def _profile(task, run_eager, run_compiled, census, timed_ms: float, number: int) -> dict:
     """The cell's kernel profile over task["profile"] steps (inductor_ablate.profile), after timing,
     of the code that was timed (CUDA graphs where the row has them, same inputs and threads).  CPU:
     in samples interleaved with eager ones, as timed, and the same unprofiled just before, so the
@@ -312,16 +340,16 @@ def _profile(task, model, inputs, loss_fn, compiled, census, timed_ms: float, nu
     and ``attempts`` beside it, so explain can say when its split is scaled and by how much."""
     from inductor_ablate.profile import copy_bandwidth, profile_steps
 
-    device, mode = task["device"], task["mode"]
+    device = task["device"]
     t0 = time.perf_counter()
-    step = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
+    step = run_compiled
     unprofiled, between = None, None
     steps = max(task["profile"], number)  # at least a timed sample's calls
     if not device.startswith("cuda"):
         # CPU: samples as the timing ran them, each after an eager sample (which leaves the caches
         # and OpenMP's threads as the timed samples found them), five samples' worth
         timer = _Timer(device)
-        between, steps = lambda: _step(model, inputs, loss_fn, mode), max(task["profile"], 5 * number)
+        between, steps = run_eager, max(task["profile"], 5 * number)
 
         def sample():  # unprofiled, as the timing ran it: an eager sample, then the compiled one
             timer(between, number)
@@ -459,10 +487,15 @@ def _time(task, row, model, inputs, loss_fn, compiled, census, decision_log) -> 
     timer = _Timer(task["device"])
     if task.get("timing_cores"):
         os.sched_setaffinity(0, task["timing_cores"])
-    run_eager = lambda: _step(model, inputs, loss_fn, mode)  # noqa: E731
-    run_compiled = lambda: _step(compiled, inputs, loss_fn, mode)  # noqa: E731
-    for _ in range(task["warmup"]):
-        run_eager(), run_compiled()
+    from torch._dynamo.utils import counters
+
+    for _ in range(task["warmup"]):  # by now the compiled step has recorded its CUDA graphs, if any
+        _step(model, inputs, loss_fn, mode), _step(compiled, inputs, loss_fn, mode)
+    # a cell is a process of its own, and eager records no graph: any count is the compiled step's
+    graphs_copy = counters["inductor"]["cudagraph_recorded_non_static_inputs"] > 0
+    run_eager, run_compiled, arrival = arriving_steps(task["device"], model, compiled, inputs, loss_fn, mode, graphs_copy)
+    if arrival:
+        row["input_arrival"] = arrival
     number = timer.calls_per_sample(run_compiled, run_eager)
     timing_t0 = time.perf_counter()
 
@@ -477,7 +510,7 @@ def _time(task, row, model, inputs, loss_fn, compiled, census, decision_log) -> 
     row["timed_at"] = [round(time.time() - row["timing_s"], 3), round(time.time(), 3)]
     if task.get("profile"):
         fusions = profile_fusions(decision_log)
-        row["profile"] = _profile(task, model, inputs, loss_fn, compiled, census, statistics.median(compiled_ms), number)
+        row["profile"] = _profile(task, run_eager, run_compiled, census, statistics.median(compiled_ms), number)
         row["profile"]["fusions"] = fusions
     q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
     row.update(status="ok", eager_ms=statistics.median(eager_ms), compiled_ms=statistics.median(compiled_ms),
