@@ -1329,3 +1329,27 @@ def test_a_compiled_step_that_does_not_follow_its_inputs_is_caught():
         assert (why is not None) == marked, why
         if marked:
             assert why.startswith("the compiled step does not follow its inputs (changed in place): max relative error")
+
+
+def test_every_cuda_step_receives_its_inputs_by_one_copy_the_graphs_own_or_the_harness():
+    """Issue 66: a CUDA graph copies its inputs before each replay; the other rows and eager must pay
+    the same one copy (cell.arriving_steps).  Run on CPU tensors: the rule, not the device."""
+    import torch
+    from inductor_ablate.bench.cell import arriving_steps
+
+    x = torch.arange(6.0)
+    seen = []
+    model = lambda t: seen.append(t.clone()) or t * 2  # noqa: E731
+    eager, compiled, arrival = arriving_steps("cpu", model, model, (x,), None, "inference", True)
+    assert arrival is None  # CPU: no graph copies, so no row does
+    x.zero_(), eager()
+    assert seen[-1].sum() == 0
+
+    for graphs_copy, expected in ((False, "harness"), (True, "cudagraph")):
+        x.copy_(torch.arange(6.0))
+        eager, compiled, arrival = arriving_steps("cuda", model, model, (x,), None, "inference", graphs_copy)
+        assert arrival == expected
+        x.zero_(), eager()  # eager always receives its request: the values of x when the steps were made
+        assert torch.equal(seen[-1], torch.arange(6.0))
+        x.zero_(), compiled()  # the harness copies only where the graphs do not
+        assert torch.equal(seen[-1], torch.zeros(6) if graphs_copy else torch.arange(6.0))
