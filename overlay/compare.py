@@ -37,10 +37,10 @@ from .stats import share as _share
 TABLES = ("rows", "models", "cells")
 
 
-def kept_share(pairs, config):
+def kept_share(pairs, config, noise=()):
     """(point, lo, hi, models): geomean over models of speedup(config) / speedup(all)."""
     models = sorted(pairs[config])
-    lo, hi = _bootstrap(lambda pick, rng: _share(pairs[config], pick, rng), models, config)
+    lo, hi = _bootstrap(lambda pick, rng: _share(pairs[config], pick, rng, noise), models, config)
     return _share(pairs[config], models), lo, hi, len(models)
 
 
@@ -67,11 +67,11 @@ def _restricted(pairs, config, models) -> dict:
     return {config: {m: pairs[config][m] for m in models}}
 
 
-def change_interval(pairs_a, pairs_b, config, models, seed="compare"):
+def change_interval(pairs_a, pairs_b, config, models, seed="compare", noise=((), ())):
     """95% interval of share(later) - share(earlier), resampling the models (paired: one draw
-    serves both files) and, within each, its process pairs."""
-    return _bootstrap(lambda pick, rng: _share(pairs_b[config], pick, rng) - _share(pairs_a[config], pick, rng),
-                      models, f"{seed}{config}")
+    serves both files) and, within each, its process pairs (or each file's noise: stats.draw_pairs)."""
+    return _bootstrap(lambda pick, rng: _share(pairs_b[config], pick, rng, noise[1]) -
+                      _share(pairs_a[config], pick, rng, noise[0]), models, f"{seed}{config}")
 
 
 def all_line(cells_a, cells_b, models, labels=LABELS) -> None:
@@ -85,15 +85,17 @@ def all_line(cells_a, cells_b, models, labels=LABELS) -> None:
     print(f"`all` over eager on the {len(models)} models: {labels[0]} {texts[0]}, {labels[1]} {texts[1]}.\n")
 
 
-def rows_table(pairs_a, pairs_b, common, labels=LABELS) -> None:
+def rows_table(pairs_a, pairs_b, common, labels=LABELS, noise=((), ())) -> None:
+    """Each common row's share of `all` kept in either file, and the change between them; ``noise``:
+    each file's stats.noise_draws, so a share's interval is the one its own file's table gives."""
     a_, b_ = labels
     print(f"| row | models | {a_}: share kept [95% CI] | {b_}: share kept [95% CI] | {b_} - {a_} [95% CI] | {b_} inside {a_}'s interval |")
     print("|---|---|---|---|---|---|")
     inside = overlap = 0
     for config, models in common.items():
-        a = kept_share(_restricted(pairs_a, config, models), config)
-        b = kept_share(_restricted(pairs_b, config, models), config)
-        lo, hi = change_interval(pairs_a, pairs_b, config, models)
+        a = kept_share(_restricted(pairs_a, config, models), config, noise[0])
+        b = kept_share(_restricted(pairs_b, config, models), config, noise[1])
+        lo, hi = change_interval(pairs_a, pairs_b, config, models, noise=noise)
         ok = a[1] <= b[0] <= a[2]
         inside += ok
         overlap += a[1] <= b[2] and b[1] <= a[2]
@@ -216,7 +218,7 @@ def compare(earlier: str, later: str, labels=LABELS, table: str | None = None) -
         if dtype_a != dtype_b:
             print(f"dtype: {dtype_a} ({labels[0]}) against {dtype_b} ({labels[1]}), paired by model\n")
         all_line(cells_a, cells_b, models, labels)
-        rows_table(pairs_a, pairs_b, common, labels)
+        rows_table(pairs_a, pairs_b, common, labels, (stats.noise_draws(cells_a), stats.noise_draws(cells_b)))
     if table in (None, "models"):
         if table is None:
             print("\n## Per model: share of `all` kept\n")

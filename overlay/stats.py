@@ -159,14 +159,17 @@ def paired_with_all(row_cells: list[dict], all_cells: list[dict]) -> list[tuple[
     return pairs
 
 
-def draw_pairs(pairs: dict, models: list[str], rng: random.Random | None = None) -> tuple[float, float]:
+def draw_pairs(pairs: dict, models: list[str], rng: random.Random | None = None,
+               noise: list[float] = ()) -> tuple[float, float]:
     """(geomean over ``models`` of the row's speedup, the same of its paired `all`), each model's
     figures a geomean over its pairs; with ``rng``, each model's pairs drawn with replacement (the
-    caller draws the models)."""
+    caller draws the models), and a model that rests on one pair also draws the noise between two
+    processes from ``noise`` (``noise_draws``): one pair has no spread of its own to resample."""
     row, base = [], []
     for m in models:
         picked = pairs[m] if rng is None else [rng.choice(pairs[m]) for _ in pairs[m]]
-        row.append(geomean([p[0] for p in picked]))
+        jitter = math.exp(rng.choice(noise)) if rng is not None and noise and len(pairs[m]) == 1 else 1.0
+        row.append(geomean([p[0] for p in picked]) * jitter)
         base.append(geomean([p[1] for p in picked]))
     return geomean(row), geomean(base)
 
@@ -179,15 +182,17 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
 
     A model's speedup is the geomean over its cell repeats (``--cell-repeats``, each its own process).
     The interval resamples models, and within each model its repeats, with replacement: it holds the
-    spread between models and, with repeats, the noise between processes.  The share kept is paired
+    spread between models and, with repeats, the noise between processes; a model with one process
+    of the row draws that noise from the run's same-code pairs instead (``draw_pairs``: on the CPU
+    main command one process per cell starred no-fusion-vertical, and three did not).  The share kept is paired
     by model and by run (``paired_with_all``, ``kept_share``); ``vs_all`` (the difference of the two
     speedups) stays in the rows for the CSV."""
     cells = apply_baseline(cells, baseline)
     out = []
     for setting, group in settings(cells).items():
         table = _Setting(setting, group)
-        noise = noise_floor(group)
-        out += [_summary_row(table, name, baseline, noise) for name in ordered_rows(group)]
+        noise, draws = noise_floor(group), noise_draws(group)
+        out += [_summary_row(table, name, baseline, noise, draws) for name in ordered_rows(group)]
     return out
 
 
@@ -211,7 +216,7 @@ class _Setting:
         return bool(logs) and not any(f.get(k) for f in logs for k in kinds.split(","))
 
 
-def _summary_row(t: _Setting, name: str, baseline: str, noise: dict | None) -> dict:
+def _summary_row(t: _Setting, name: str, baseline: str, noise: dict | None, draws: list[float]) -> dict:
     suite, device, dtype, mode = t.setting
     row_cells = [r for m in t.models for r in t.cells(m, name)]
     ok_models = [m for m in t.models if t.speeds(m, name)]
@@ -227,13 +232,13 @@ def _summary_row(t: _Setting, name: str, baseline: str, noise: dict | None) -> d
         pick = [rng.choice(ok_models) for _ in ok_models]
         boot.append(geomean([geomean([rng.choice(t.speeds(m, name)) for _ in t.speeds(m, name)]) for m in pick]))
         if paired and name != "all":
-            g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng)
+            g, b = draw_pairs(pairs, [rng.choice(paired) for _ in paired], rng, draws)
             boot_diff.append(g - b)
     # one process of one model has nothing to resample: its "interval" would be the point itself
     ci = percentiles(boot) if sum(len(t.speeds(m, name)) for m in ok_models) > 1 else None
     n_pairs = sum(map(len, pairs.values()))
     ci_diff = percentiles(boot_diff) if n_pairs > 1 else None
-    kept = kept_share(pairs, name) if paired and name != "all" else None
+    kept = kept_share(pairs, name, draws) if paired and name != "all" else None
     busy = sum(bool(c.get("busy")) for m in paired for c in t.cells(m, name) + t.cells(m, "all"))
     within = bool(noise and kept and abs(kept["point"] - 1) <= noise["median"])
     statuses = [r["status"] for r in row_cells]
@@ -279,14 +284,27 @@ def mean_or_zero(values):
     return sum(values) / len(values) if values else 0.0
 
 
-def noise_floor(cells) -> dict | None:
-    """How far two processes of one run and model that generated identical code differ in compiled
-    time per call (max/min - 1): {median, max, pairs}, or None where no two did."""
+def same_code_pairs(cells) -> list[tuple[float, float]]:
+    """(compiled ms, compiled ms) of every two processes of one run and model that generated
+    identical code: the noise between processes, with nothing else to tell them apart."""
     by: dict = {}
     for c in cells:
         if c.get("status") == "ok" and c.get("code_hash"):
             by.setdefault((c["model"], run_of(c), c["code_hash"]), []).append(c["compiled_ms"])
-    diffs = sorted(max(a, b) / min(a, b) - 1 for ms in by.values() for i, a in enumerate(ms) for b in ms[i + 1:])
+    return [(a, b) for ms in by.values() for i, a in enumerate(ms) for b in ms[i + 1:]]
+
+
+def noise_draws(cells) -> list[float]:
+    """log(a / b), both ways, of every same-code pair: what a share of `all` resting on one process
+    of the row and one of `all` may be off by (``draw_pairs``)."""
+    logs = [math.log(a / b) for a, b in same_code_pairs(cells) if a > 0 and b > 0]
+    return logs + [-x for x in logs]
+
+
+def noise_floor(cells) -> dict | None:
+    """How far two processes of one run and model that generated identical code differ in compiled
+    time per call (max/min - 1): {median, max, pairs}, or None where no two did."""
+    diffs = sorted(max(a, b) / min(a, b) - 1 for a, b in same_code_pairs(cells))
     if not diffs:
         return None
     return {"median": statistics.median(diffs), "max": diffs[-1], "pairs": len(diffs)}
@@ -321,9 +339,9 @@ def same_code(cells) -> set:
             if config != "all" and same_code_as_all(cs, reps.get((m, "all"), []))}
 
 
-def share(pairs, models, rng=None) -> float:
+def share(pairs, models, rng=None, noise=()) -> float:
     """Geomean over ``models`` of speedup(row) / speedup(same-run `all`)."""
-    row, base = draw_pairs(pairs, models, rng)
+    row, base = draw_pairs(pairs, models, rng, noise)
     return row / base
 
 
@@ -335,12 +353,12 @@ def bootstrap(statistic, models, seed) -> tuple[float, float] | None:
     return percentiles([v for v in values if v is not None and math.isfinite(v)])
 
 
-def kept_share(pairs_of_row: dict, seed: str) -> dict:
+def kept_share(pairs_of_row: dict, seed: str, noise: list[float] = ()) -> dict:
     """{point, lo, hi, models, processes}: the geomean over models of speedup(row) / speedup(all);
-    lo and hi are None with a single pair (no interval to give)."""
+    lo and hi are None with a single pair (no interval to give).  ``noise``: ``draw_pairs``."""
     models = sorted(pairs_of_row)
     n = sum(len(p) for p in pairs_of_row.values())
-    ci = bootstrap(lambda pick, rng: share(pairs_of_row, pick, rng), models, seed) if n > 1 else None
+    ci = bootstrap(lambda pick, rng: share(pairs_of_row, pick, rng, noise), models, seed) if n > 1 else None
     return {"point": share(pairs_of_row, models), "lo": ci and ci[0], "hi": ci and ci[1], "models": len(models),
             "processes": n}
 
