@@ -38,10 +38,12 @@ TABLES = ("rows", "models", "cells")
 
 
 def kept_share(pairs, config, noise=()):
-    """(point, lo, hi, models): geomean over models of speedup(config) / speedup(all)."""
-    models = sorted(pairs[config])
-    lo, hi = _bootstrap(lambda pick, rng: _share(pairs[config], pick, rng, noise), models, config)
-    return _share(pairs[config], models), lo, hi, len(models)
+    """(point, lo, hi, models): stats.kept_share of ``config``, the row's own table's figures; one
+    pair's interval is its point."""
+    kept = stats.kept_share(pairs[config], config, noise)
+    point = kept["point"]
+    return point, kept["lo"] if kept["lo"] is not None else point, kept["hi"] if kept["hi"] is not None else point, \
+        kept["models"]
 
 
 #: the two files' names in the tables, unless --labels gives others

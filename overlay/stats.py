@@ -184,9 +184,9 @@ def summary_rows(cells: list[dict], baseline: str = "pooled") -> list[dict]:
     The interval resamples models, and within each model its repeats, with replacement: it holds the
     spread between models and, with repeats, the noise between processes; a model with one process
     of the row draws that noise from the run's same-code pairs instead (``draw_pairs``: on the CPU
-    main command one process per cell starred no-fusion-vertical, and three did not).  The share kept is paired
-    by model and by run (``paired_with_all``, ``kept_share``); ``vs_all`` (the difference of the two
-    speedups) stays in the rows for the CSV."""
+    main command one process per cell starred no-fusion-vertical, and three did not).  The share
+    kept is paired by model and by run (``paired_with_all``, ``kept_share``); ``vs_all`` (the
+    difference of the two speedups) stays in the rows for the CSV."""
     cells = apply_baseline(cells, baseline)
     out = []
     for setting, group in settings(cells).items():
