@@ -397,6 +397,7 @@ def regions(rows: list[dict]) -> list[dict]:
                      "part": (1 - s["kept"]) / loss if abs(loss) > 1e-9 else None} for s in parts]
         total = sum(p["loss"] for p in regions_)
         out.append({"setting": (r["suite"], r["device"], r["dtype"], r["mode"]), "row": name, "kept": r["kept"],
-                    "kept_lo": r["kept_lo"], "kept_hi": r["kept_hi"], "loss": loss, "regions": regions_,
+                    "kept_lo": r["kept_lo"], "kept_hi": r["kept_hi"], "significant": r["significant"], "loss": loss,
+                    "regions": regions_,
                     "sum_loss": total, "adds_up": abs(total - loss) <= max(0.1 * abs(loss), 0.005)})
     return out

@@ -194,7 +194,8 @@ def regions(sec: dict) -> str:
     lines = ["| row | region | share of `all` kept [95% CI] | loss | part of the row's loss |", "|---|---|---|---|---|"]
     notes = []
     for g in sec["regions"]:
-        lines.append(f"| {g['row']} | (whole model) | {interval(g['kept'], g['kept_lo'], g['kept_hi'])} | "
+        lines.append(f"| {g['row']} | (whole model) | {interval(g['kept'], g['kept_lo'], g['kept_hi'])}"
+                     f"{'*' if g['significant'] else ''} | "
                      f"{g['loss']:+.3f} | 1 |")
         for p in g["regions"]:
             part = "-" if p["part"] is None else f"{p['part']:.2f}"
