@@ -11,7 +11,7 @@ import dataclasses
 import re
 
 from .errors import UsageError
-from .switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS, UNSCOPED, parse_scope
+from .switches import FUSION_KINDS, KIND_DEVICE, KIND_NEEDS, parse_scope
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,8 +166,8 @@ def _scoped_row(name: str) -> BenchConfig:
     row_name, _, where = name.partition("@")
     label, where = _region_parts(where)
     row = by_name(row_name)
-    if not row.switches or row.inductor or set(row.switches) & set(UNSCOPED):
-        scopable = [n for n, c in CONFIGS.items() if c.switches and not c.inductor and not set(c.switches) & set(UNSCOPED)]
+    if not row.switches or row.inductor:
+        scopable = [n for n, c in CONFIGS.items() if c.switches and not c.inductor]
         raise UsageError(f"--configs {name}: a scope narrows the tool's fusion and inlining switches; "
                          f"scopable rows: {', '.join(scopable)}")
     key, value = ("ops", where[3:]) if where.startswith("op:") else ("modules", where)
@@ -198,8 +198,7 @@ def region_label(config: str) -> str | None:
 
 def by_region(configs: list[str], regions: list[str]) -> list[str]:
     """``bench --regions``: each scopable row of ``configs`` once per region (``ROW@REGION``)."""
-    rows = [c for c in configs if c != "all" and "@" not in c and by_name(c).switches and not by_name(c).inductor
-            and not set(by_name(c).switches) & set(UNSCOPED)]
+    rows = [c for c in configs if c != "all" and "@" not in c and by_name(c).switches and not by_name(c).inductor]
     if not rows:
         raise UsageError("--regions splits rows that set the tool's fusion and inlining switches; --configs names "
                          "none (e.g. --configs no-fusion,no-inlining)")

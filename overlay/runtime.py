@@ -24,6 +24,23 @@ def on(flag: str) -> bool:
     return config.effective()[flag]
 
 
+def cpp_flush_after(backend) -> bool:
+    """CppScheduling.ready_to_flush: the C++ flush after every node, or under a scope after a node in it
+    (the scheduler's ``current_node``, just generated)."""
+    if not on("flush_every_node"):
+        return False
+    node = getattr(getattr(backend, "scheduler", None), "current_node", None)
+    return not scope.scoped() or node is not None and scope.snode_in_scope(node)
+
+
+def cpp_flush_before(backend, node) -> None:
+    """CppScheduling.codegen_node, first: under a scope, close the C++ function being built before a
+    node in scope, so it gets one of its own; the nodes out of scope group as stock's do."""
+    if on("flush_every_node") and scope.scoped() and backend.kernel_group.scheduled_nodes \
+            and scope.snode_in_scope(node):
+        backend.flush()
+
+
 def ablating() -> bool:
     """True when any switch is on: the correctness fixes apply only then (all off = stock Inductor)."""
     eff = config.effective()

@@ -91,8 +91,6 @@ SWITCHES = {
                "under INDUCTOR_ABLATE_STRICT=1", is_scope=True),
     )
 }
-#: the switches a scope cannot narrow yet: they act where no node is at hand (a C++ flush)
-UNSCOPED = ("flush_every_node", "one_kernel_per_op")
 STRICT_ENV = "INDUCTOR_ABLATE_STRICT"
 DEBUG_ENV = "INDUCTOR_ABLATE_DEBUG"
 LOG_ENV = "INDUCTOR_ABLATE_LOG"  # the decision log (decisions.py writes it)
@@ -223,7 +221,6 @@ def from_environ(environ=None) -> dict:
     for switch in SWITCHES.values():
         raw = environ.get(switch.env)
         values[switch.name] = parse(switch, raw if raw is not None else switch.off)
-    effective(values)  # switches that do not go together (a scope with the C++ flush) are bad values too
     return values
 
 
@@ -259,14 +256,9 @@ def strict_from_environ(environ=None) -> bool:
 
 def effective(values: dict) -> dict:
     """Resolve ONE_KERNEL_PER_OP into the three switches it implies; the limits and the scope pass
-    through.  A scope with a switch it cannot narrow is refused."""
+    through."""
     all_on = values.get("one_kernel_per_op", False)
     modules, ops = tuple(values.get("modules", ())), tuple(values.get("ops", ()))
-    unscoped = [SWITCHES[n].env for n in UNSCOPED if values.get(n)]
-    if (modules or ops) and unscoped:
-        raise SwitchValueError(f"{unscoped[0]} does not take a scope (INDUCTOR_ABLATE_MODULES, INDUCTOR_ABLATE_OPS): "
-                               f"the C++ flush acts where no node is at hand; scope INDUCTOR_NO_FUSE and "
-                               f"INDUCTOR_NO_INLINE instead")
     return {
         "no_fuse": frozenset(FUSION_KINDS) if all_on else frozenset(values.get("no_fuse", ())),
         "no_inline": bool(all_on or values.get("no_inline")),

@@ -31,9 +31,21 @@ PATCHES = [
         qualname="CppScheduling.ready_to_flush",
         anchor="return self._ready_to_flush",
         at="start",
-        code="if __inductor_ablate__.on('flush_every_node'): return True",
+        code="if __inductor_ablate__.cpp_flush_after(self): return True",
         flag="flush_every_node",
-        why="Scheduler._codegen flushes when the backend is ready: one C++ function (one omp region) per node",
+        why="Scheduler._codegen flushes when the backend is ready: one C++ function (one omp region) per node "
+            "(under a scope, after a node in it)",
+    ),
+    dict(
+        slug="flush-before-scoped-node",
+        target="torch._inductor.codegen.cpp",
+        qualname="CppScheduling.codegen_node",
+        anchor="kernel_group.finalize_kernel(cpp_kernel_proxy, nodes)",
+        at="start",
+        code="__inductor_ablate__.cpp_flush_before(self, node)",
+        flag="flush_every_node",
+        why="under a scope, a node in it starts a C++ function of its own: the one being built is closed "
+            "first (only this backend's: Scheduler.flush would free the buffers this node still reads)",
     ),
     dict(
         slug="no-fuse-outer-loop",

@@ -66,6 +66,22 @@ def test_a_scope_over_one_submodule_changes_its_nodes_only(ablate):
         (stock.fused_nodes, scoped.fused_nodes, unscoped.fused_nodes)
 
 
+def test_the_cpp_flush_under_a_scope_splits_in_scope_nodes_only(ablate):
+    """INDUCTOR_ONE_KERNEL_PER_OP scoped to ``mlp``: its C++ flush gives each in-scope node a function
+    of its own, where the same scoped no-fusion and no-inlining without the flush group every node
+    into one; out of scope, nodes still share a function.  A scope the model lacks: stock's code."""
+    stock, _ = _compile(ablate)
+    assert _compile(ablate, one_kernel_per_op=True, modules="decoder.*")[0] == stock
+    _, grouped = _compile(ablate, no_fuse=True, no_inline=True, modules="mlp")
+    _, scoped = _compile(ablate, one_kernel_per_op=True, modules="mlp")
+    _, unscoped = _compile(ablate, one_kernel_per_op=True)
+    assert len(grouped.kernels) == 1 and scoped.fused_nodes == grouped.fused_nodes  # the flush alone differs
+    assert len(scoped.kernels) == scoped.fused_nodes < unscoped.fused_nodes
+    assert [k.nodes for k in scoped.kernels if any(m.startswith("mlp") for m in k.modules.values())] == \
+        [["relu"], ["sigmoid"]]
+    assert any(len(k.nodes) > 1 for k in scoped.kernels)  # attn's nodes, out of scope, stay together
+
+
 def test_a_scope_by_op_and_a_veto_by_op_pair(ablate):
     _, stock = _compile(ablate)
     _, by_op = _compile(ablate, no_fuse=True, no_inline=True, ops="sin")
@@ -109,7 +125,6 @@ def test_the_scope_is_part_of_the_cache_key(ablate):
 
 @pytest.mark.parametrize("env,piece", [
     ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_MODULES": "a b"}, "INDUCTOR_ABLATE_MODULES='a b' is not valid"),
-    ({"INDUCTOR_FLUSH_EVERY_NODE": "1", "INDUCTOR_ABLATE_OPS": "mul"}, "INDUCTOR_FLUSH_EVERY_NODE does not take a scope"),
     ({"INDUCTOR_NO_FUSE_PAIRS": "mm"}, "INDUCTOR_NO_FUSE_PAIRS='mm' is not valid"),
 ])
 def test_a_bad_scope_is_one_line(env, piece):
@@ -137,6 +152,11 @@ def test_rows_scoped_by_region_and_where_the_loss_sits():
     assert [round(p["part"], 2) for p in got[0]["regions"]] == [0.6, 0.3] and got[0]["adds_up"]  # 0.09 of 0.10
     got = stats.regions([row("no-fusion", 0.90), row("no-fusion@attn", 0.94), row("no-fusion@mlp", 0.99)])
     assert not got[0]["adds_up"] and got[0]["sum_loss"] == pytest.approx(0.07)
+    # the whole model's row carries its own star, as the headline does
+    from inductor_ablate.views import markdown
+    unstarred = dict(row("no-fusion@mlp", 0.99), significant=False)
+    table = markdown.regions({"regions": stats.regions([row("no-fusion", 0.90), unstarred])})
+    assert "| no-fusion | (whole model) | 0.90 [0.89, 0.91]* |" in table and "| | mlp | 0.99 [0.98, 1.00] |" in table
 
 
 def test_bench_by_region_end_to_end(tmp_path):

@@ -13,8 +13,8 @@ _KIND_PATCHES = {"outer-loop": ["no-fuse-outer-loop"], "foreach": ["no-fuse-fore
 _SWITCH_PATCHES = {
     "no_fuse": ["no-fuse-veto", "no-fuse-outer-loop", "no-fuse-foreach", "no-fuse-combo"],
     "no_inline": ["no-inline-realize"],
-    "flush_every_node": ["flush-every-node"],
-    "one_kernel_per_op": ["no-fuse-veto", "no-inline-realize", "flush-every-node"],
+    "flush_every_node": ["flush-every-node", "flush-before-scoped-node"],
+    "one_kernel_per_op": ["no-fuse-veto", "no-inline-realize", "flush-every-node", "flush-before-scoped-node"],
     "fuse_limit": ["no-fuse-veto", "decision-log-fusion"],
     "inline_limit": ["no-inline-realize"],
     "fuse_skip": ["no-fuse-veto", "decision-log-fusion"],
