@@ -111,11 +111,12 @@ def test_bad_input_to_report_is_one_line(tmp_path, case):
 
 
 def test_a_noise_floor_of_one_pair_says_it_is_too_thin_to_trust():
-    """README's main command on a GPU runs each cell once: one pair of same-code processes is all the
-    floor it has, and both the run's summary and the Markdown view say so instead of leaning on it."""
+    """README's main command on a GPU as it was, each cell in one process: one pair of same-code
+    processes is all the floor it has, and both the run's summary and the Markdown view say so
+    instead of leaning on it."""
     from inductor_ablate.views.terminal import noise_lead
 
-    one_pair = os.path.join(ROOT, "docs", "results", "h100-main-command.json")
+    one_pair = os.path.join(ROOT, "archive", "results", "h100-main-command-one-process.json")
     proc = _cli("report", one_pair, "--markdown", "--table", "noise")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("Noise floor: 1 pair of processes") and "Too few pairs to trust" in proc.stdout
