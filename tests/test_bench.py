@@ -1225,9 +1225,9 @@ def test_cells_that_ran_alone_are_priced_as_overlapped_under_jobs_and_the_revers
     the basis says so; too few pairs scale nothing and the note says how to get them."""
     from inductor_ablate.bench.estimate import Budget, Prices
 
-    def row(model, config, cache, wall, beside=False):
+    def row(model, config, cache, wall, beside=False, **more):
         return dict(model=model, config=config, dtype="bfloat16", cache=cache, wall_s=wall,
-                    **({"wait_s": 1.0} if beside else {}))
+                    **({"wait_s": 1.0} if beside else {}), **more)
     pairs = [row("m", c, "warm", 10.0) for c in "abc"] + [row("m", c, "warm", w, True) for c, w in zip("abc", (15, 20, 30))]
     pairs += [row("m", c, "cold", 100.0) for c in "de"] + [row("m", c, "cold", 180.0, True) for c in "de"]
     files = pairs + [row("r50", "all", "cold", 229.0), row("r50", "x", "warm", 40.0), row("vit", "all", "cold", 90.0, True)]
@@ -1238,6 +1238,9 @@ def test_cells_that_ran_alone_are_priced_as_overlapped_under_jobs_and_the_revers
     assert alone.cost("r50", "x", "bfloat16", "warm")[:2] == (40.0, "this cell warm") and not alone.scaled
     assert alone.cost("vit", "all", "bfloat16", "cold")[:2] == (50.0, "this cell cold, x0.56 as alone")
     assert "the 5 cells that also ran beside others took x1.80 their walls alone (median, warm x2.00)" in beside.note()
+    # a seeded cell is its cold twin less its autotuning, both scaled: never a negative price
+    mb = Prices(files + [row("mb", "all", "cold", 300.0, True, autotune_s=250.0)], [], [])
+    assert mb.cost("mb", "all", "bfloat16", "seeded")[0] == pytest.approx(50.0 / 1.8)
     few = Prices(files[:2] + files[3:5] + files[-3:], [], [], jobs=4)
     assert few.cost("r50", "all", "bfloat16", "cold")[0] == 229.0 and "too few cells ran both ways" in few.note()
     # --budget prices as its run's --jobs does, and a refusal says why

@@ -357,12 +357,16 @@ class Prices:
 
     def _as_run(self, cell: dict) -> dict:
         """The history cell as this run would run it: its wall times the overlap factor of its cache
-        state when it ran alone and this run overlaps cells, divided by it in the reverse case."""
+        state when it ran alone and this run overlaps cells, divided by it in the reverse case.  Its
+        autotuning seconds scale alike: they are part of the wall, and a seeded cell is priced as a
+        cold one less them (unscaled, an H200's cold mobilenet_v3_large priced one at -19 s)."""
         factor = overlap_factor(self.overlap, cell.get("cache"))
         if overlapped(cell) == (self.jobs > 1) or factor is None:
             return cell
         scale = factor if self.jobs > 1 else 1 / factor
-        return {**cell, "wall_s": cell["wall_s"] * scale, "overlap_x": scale}
+        autotune = cell.get("autotune_s")
+        return {**cell, "wall_s": cell["wall_s"] * scale, "overlap_x": scale,
+                **({"autotune_s": autotune * scale} if isinstance(autotune, (int, float)) else {})}
 
     def _priced(self, model: str, config: str, dtype: str, state: str) -> tuple[float, str, list[dict]]:
         price, basis, pool = _cost(self.history, model, config, dtype, state, self.other_mode)
