@@ -293,15 +293,16 @@ def main() -> int:
         try:
             seeded = has_picks(args.picks, setting, device_name(args.device))
             if seeded:
-                seed_picks(args.picks, setting, cache)
-            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded), said()), pins)
+                seed_picks(args.picks, setting, cache, device_name(args.device))
+            return measure(args, extra, lambda: (_picks_done(args.picks, setting, cache, seeded, device_name(args.device)),
+                                                 said()), pins)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
 
 
-def _picks_done(picks: str, setting: dict, cache: str, seeded: bool) -> None:
+def _picks_done(picks: str, setting: dict, cache: str, seeded: bool, device: str | None) -> None:
     """After the compile: save its picks, and say on stderr for how many ops it benchmarked the choices."""
-    save_picks(picks, setting, cache)
+    save_picks(picks, setting, cache, device)
     afresh = counters["inductor"]["select_algorithm_autotune"]  # select_algorithm's benchmark(): a cache miss
     print(f"picks: {'seeded from' if seeded else 'none yet in'} {os.path.join(picks, cache_name(setting))}; "
           f"{afresh} op(s) whose choices were benchmarked afresh", file=sys.stderr)

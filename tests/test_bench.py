@@ -963,6 +963,58 @@ def test_picks_of_another_gpu_do_not_seed_a_cell(tmp_path):
     assert has_picks(str(tmp_path), cell, "NVIDIA H200")
 
 
+def _triton_kernel_pick(cache_dir, monkeypatch, config=None):
+    """Inductor's own autotune cache in ``cache_dir``, as a generated Triton kernel uses it: the
+    kernel's source written where Inductor writes it, then its best config saved (``config``) or read
+    back (None)."""
+    from torch._inductor.codecache import PyCodeCache
+    from torch._inductor.runtime.autotune_cache import AutotuneCache
+    from torch._inductor.runtime.triton_compat import Config
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache_dir))
+    _, path = PyCodeCache.write("# a generated kernel's source\n")
+    configs = [Config({"XBLOCK": x}, num_warps=4, num_stages=1) for x in (64, 128, 256)]
+    cache = AutotuneCache.create({}, path, "configs-hash")
+    if config is None:
+        return cache.read_best({}, configs)
+    cache.save(configs[config], 1_000_000)
+    return None
+
+
+def test_picks_keep_each_triton_kernels_config_per_gpu_and_inductor_reads_them_back(tmp_path, monkeypatch):
+    """--picks saves the config each Triton kernel settled on (Inductor's ``.best_config`` files) in a
+    folder of the GPU's own, beside the matmul picks; a fresh cache directory seeded from it gives
+    Inductor's own lookup that config, so a cold run does not benchmark the kernel's configs again.
+    Another GPU's cell is not seeded from them, and the matmul picks still land where they did."""
+    from inductor_ablate.bench.picks import CONFIGS_SUBDIR, PICKS_SUBDIR, best_configs, has_picks, save_picks, seed_picks
+
+    cell = dict(model="m", dtype="bfloat16", mode="inference", device="cuda")
+    h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+    first, picks = tmp_path / "first", tmp_path / "picks"
+    _triton_kernel_pick(first, monkeypatch, config=2)
+    (first / PICKS_SUBDIR).mkdir()
+    (first / PICKS_SUBDIR / "c0ffee").write_text(json.dumps({"system": {"device": {"name": h100}}, "cache": {}}))
+    [saved] = best_configs(str(first))
+    save_picks(str(picks), cell, str(first), h100)
+    folder = picks / "m-bfloat16-inference-cuda"
+    assert sorted(os.listdir(folder)) == ["c0ffee", CONFIGS_SUBDIR]
+    assert os.listdir(folder / CONFIGS_SUBDIR) == ["NVIDIA_H100_80GB_HBM3"]
+    assert has_picks(str(picks), cell, h100) and not has_picks(str(picks), cell, h200)
+    os.remove(folder / "c0ffee")  # a model with no matmul picks: its Triton configs alone still count, per GPU
+    assert has_picks(str(picks), cell, h100) and not has_picks(str(picks), cell, h200)
+
+    fresh = tmp_path / "fresh"
+    assert _triton_kernel_pick(fresh, monkeypatch) is None  # empty cache: the kernel would benchmark its configs
+    seed_picks(str(picks), cell, str(fresh), h100)
+    assert os.path.relpath(best_configs(str(fresh))[0], fresh) == os.path.relpath(saved, first)
+    assert not (fresh / PICKS_SUBDIR / CONFIGS_SUBDIR).exists()
+    best = _triton_kernel_pick(fresh, monkeypatch)
+    assert best is not None and best.kwargs == {"XBLOCK": 256}
+    other = tmp_path / "other-gpu"
+    seed_picks(str(picks), cell, str(other), h200)
+    assert best_configs(str(other)) == []
+
+
 def test_picks_of_a_cell_stopped_by_a_time_limit_are_kept(tmp_path):
     """A run stopped (SIGTERM, as `timeout` sends) in a model's cold `all`, once Inductor has written
     its first benchmarked picks to the cache, still copies them to --picks: a fresh machine's next

@@ -30,6 +30,7 @@ def test_jobs_overlap_compiles_keep_timing_to_one_cell_and_change_no_code(tmp_pa
     proc = bench(*args, "--jobs", "3", "--json", str(overlapped), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "--jobs 3 on CPU" in proc.stderr and "waiting for the device" in proc.stdout
+    assert "the cells that finished had the device " in proc.stdout, proc.stdout
     one, many = _cells(serial), _cells(overlapped)
     assert set(one) == set(many) and len(many) == 6
     assert {k: c["code_hash"] for k, c in one.items()} == {k: c["code_hash"] for k, c in many.items()}
@@ -47,6 +48,10 @@ def test_jobs_overlap_compiles_keep_timing_to_one_cell_and_change_no_code(tmp_pa
     # each compile took the device back for its own device work (freezing, the compiled graph's first run)
     assert all(c["compile_holds"] >= 1 and c["wait_s"] >= 0 for c in rows)
     assert all("wait_s" not in c for c in one.values())
+    # one lock: no two cells had the device at once, so the seconds they held it fit in the run's wall
+    assert all(c["held_s"] > 0 for c in rows)
+    assert sum(c["held_s"] for c in rows) <= json.load(open(overlapped))["meta"]["wall_s"]
+    assert all(abs(c["autotune_templates_s"] + c["autotune_configs_s"] - c["autotune_s"]) < 0.002 for c in rows)
     proc = bench("report", "--markdown", "--table", "cost", str(overlapped), str(serial), tmp_path=tmp_path)
     lines = [line for line in proc.stdout.splitlines() if " | cpu | " in line]  # one table, a row per run
     assert proc.returncode == 0 and proc.stdout.count("| results | device |") == 1, proc.stdout

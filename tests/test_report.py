@@ -139,3 +139,17 @@ def test_the_cost_table_gives_a_row_per_run_named_by_its_file():
     assert twice.startswith("| h100-main-command.json (embedded suite, cuda, float32, inference) |"), twice
     alone = markdown.cost(build.build([main])[0]).splitlines()
     assert alone[0].startswith("| device |") and len(alone) == 3
+
+
+def test_the_cost_table_counts_the_cells_a_pieces_end_cut():
+    """A study run in pieces: the cells a piece's end cut left no row, yet their processes ran; the
+    cost table counts them (meta.cuts) among the cell processes, in a column of their own."""
+    from inductor_ablate.results import all_cuts
+    from inductor_ablate.views import build, markdown
+
+    path = os.path.join(ROOT, "docs", "results", "h100-paper-13.json")
+    cuts = all_cuts(json.load(open(path))["meta"])
+    head, _, row = markdown.cost(build.build([path])[0]).splitlines()
+    column = dict(zip(head.split(" | "), row.split(" | ")))
+    assert column["cut by a piece's end"] == f"{sum(c['cut_s'] for c in cuts):.0f} ({len(cuts)} cells)", column
+    assert len(cuts) >= 1

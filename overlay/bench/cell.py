@@ -240,16 +240,34 @@ class _Timer:
         return max(3, min(1000, int((5.0 if self.cuda else 20.0) / max(one, 1e-3))))
 
 
-#: dynamo_timed keys of autotuning: matmul/conv template choices compiled and benchmarked, Triton
-#: configs benchmarked at a kernel's first run.  Their total is the cell's ``autotune_s``.
-_AUTOTUNE_KEY = re.compile(r"_template_(?:autotuning|precompiling)$|^CachingAutotuner\.(?:benchmark_all_configs|"
-                           r"coordinate_descent_tuning)$")
+#: dynamo_timed keys of autotuning: matmul/conv template choices compiled and benchmarked (while
+#: Inductor lowers the graph, ``--picks``' PersistentCache saves them), Triton configs benchmarked at
+#: a kernel's first run (the ``.best_config`` files beside the kernels).  Their total is the cell's
+#: ``autotune_s``; ``autotune_templates_s`` and ``autotune_configs_s`` split it.
+_TEMPLATE_KEY = re.compile(r"_template_(?:autotuning|precompiling)$")
+_CONFIG_KEY = re.compile(r"^CachingAutotuner\.(?:benchmark_all_configs|coordinate_descent_tuning)$")
 
 
-def _autotune_seconds() -> float:
+def _autotune_seconds() -> tuple[float, float]:
+    """(template, Triton-config) autotuning seconds this process has spent so far."""
     from torch._dynamo.utils import compilation_time_metrics
 
-    return sum(sum(v) for k, v in compilation_time_metrics.items() if _AUTOTUNE_KEY.search(k))
+    def total(key):
+        return sum(sum(v) for k, v in compilation_time_metrics.items() if key.search(k))
+
+    return total(_TEMPLATE_KEY), total(_CONFIG_KEY)
+
+
+def autotune_fields(before: tuple[float, float], after: tuple[float, float], bench_wait_s: float) -> dict:
+    """The row's autotuning seconds between two ``_autotune_seconds``, less the time its benchmarks
+    waited for the device (``bench --jobs``).  Triton configs benchmark inside a compiled graph's
+    first run, which holds the device throughout, so the waits are the templates' (any excess
+    comes off the configs')."""
+    templates, configs = (max(0.0, b - a) for a, b in zip(before, after))
+    off_templates = min(templates, bench_wait_s)
+    templates, configs = templates - off_templates, max(0.0, configs - (bench_wait_s - off_templates))
+    return {"autotune_s": round(templates + configs, 3), "autotune_templates_s": round(templates, 3),
+            "autotune_configs_s": round(configs, 3)}
 
 
 def _own_graph_caches(artifact_dir: str):
@@ -459,7 +477,7 @@ def _compile(task, row, lock, model, inputs, loss_fn, decision_log):
             torch.cuda.synchronize()
     # bench --jobs: less the time this cell waited for the device while compiling
     row["compile_s"] = round(time.perf_counter() - t0 - lock.compile_wait_s, 3)
-    row["autotune_s"] = round(max(0.0, _autotune_seconds() - tuned0 - lock.bench_wait_s), 3)
+    row.update(autotune_fields(tuned0, _autotune_seconds(), lock.bench_wait_s))
     row["graph_cache_hits"] = counters["inductor"]["fxgraph_cache_hit"] + counters["aot_autograd"]["autograd_cache_hit"]
     row["code_hash"], row["graphs_code"] = code_hash(codes, task["cache_dir"]), len(codes)
     row["fusions"] = fusions_by_kind(decision_log)

@@ -29,7 +29,8 @@ class DeviceLock:
         self.compile_wait_s = 0.0  # of which while compiling (inside autotuning, mostly)
         self.bench_wait_s = 0.0  # of which inside autotuning benchmarks (timed as autotuning by Inductor)
         self.compile_holds = 0  # times a compile took the device back
-        self._compiling = False
+        self.held_s = 0.0  # time this cell had the device (summed over a run's cells: is the lock the bottleneck?)
+        self._compiling, self._held_since = False, None
 
     def _acquire(self) -> None:
         if self.depth == 0 and self.path is not None:
@@ -40,6 +41,7 @@ class DeviceLock:
             self.wait_s += waited
             if self._compiling:
                 self.compile_wait_s += waited
+            self._held_since = time.perf_counter()
         self.depth += 1
 
     def _release(self) -> None:
@@ -48,6 +50,9 @@ class DeviceLock:
             self._unlock()
 
     def _unlock(self) -> None:
+        if self._held_since is not None:
+            self.held_s += time.perf_counter() - self._held_since
+            self._held_since = None
         if self.fd is not None:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
@@ -95,8 +100,9 @@ class DeviceLock:
 
     def fields(self) -> dict:
         """The row's record of it: seconds waited for the device (all of them; the row's setup_s,
-        compile_s and autotune_s leave them out) and how often a compile took the device back."""
-        return {"wait_s": round(self.wait_s, 3), "compile_holds": self.compile_holds}
+        compile_s and autotune_s leave them out), seconds it had the device, and how often a compile
+        took the device back."""
+        return {"wait_s": round(self.wait_s, 3), "held_s": round(self.held_s, 3), "compile_holds": self.compile_holds}
 
 
 def _device_work() -> list[tuple[object, str]]:

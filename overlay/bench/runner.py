@@ -289,7 +289,7 @@ class MatrixRun:
         cache_dir, artifact_dir = cache_dirs(self.cache_root, cell, self.shared)
         state = state or self.state_of(cell, cache_dir)
         if state == "seeded":
-            seed_picks(self.picks, cell, cache_dir)
+            seed_picks(self.picks, cell, cache_dir, self.meta.get("device_name"))
         task = {**cell, **self.task, "cache_dir": cache_dir, "artifact_dir": artifact_dir}
         parent, child = self.ctx.Pipe(duplex=False)
         proc = self.ctx.Process(target=_child, args=(task, child))
@@ -304,7 +304,7 @@ class MatrixRun:
         del self.flights[flight.conn]
         flight.conn.close()
         if self.picks:  # a cell stopped by a time limit keeps what it benchmarked, too
-            save_picks(self.picks, cell, flight.cache_dir)
+            save_picks(self.picks, cell, flight.cache_dir, self.meta.get("device_name"))
         if row is None or row.get("message", "").startswith(TIMED_OUT):
             cut_s = round(time.perf_counter() - flight.started, 1)
             priced = {} if quote is None else {"priced_s": round(quote["price_s"], 1),

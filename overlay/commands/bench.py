@@ -345,7 +345,7 @@ def _finish(args, study: Study, rows: dict, meta: dict) -> int:
     if len(mine) < len(rows):  # the file holds other cells too: its summary covers them all
         summary = summary_rows(list(rows.values()), args.baseline)
     save_results(study.path, rows, meta, summary=summary)
-    print(f"\n{terminal.time_split(mine, meta['wall_s'])}")
+    print(f"\n{terminal.time_split(mine, meta['wall_s'], meta)}")
     print(terminal.same_code_spread(mine))
     print(terminal.eager_spread(mine))
     pieces = f"; {meta['wall_s']:.0f} s in {len(meta['pieces'])} runs" if len(meta["pieces"]) > 1 else ""

@@ -163,9 +163,10 @@ def ranking(result: dict) -> str:
 def cost(sections: list[dict]) -> str:
     """What each run cost (sections.cost): a row per run, seconds summed over its cells; with several
     runs, a first column names each one's results file, so runs sit side by side in one table."""
-    head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune", "compile (rest)", "timing",
-            "waiting for the device", "set-up + eager reference", "accuracy check, other", "process start",
-            "start + set-up per cell s (median / max)", "shortest eager step"]
+    head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune (templates + configs)",
+            "compile (rest)", "timing", "waiting for the device", "set-up + eager reference", "accuracy check, other",
+            "process start", "cut by a piece's end", "device held", "start + set-up per cell s (median / max)",
+            "shortest eager step"]
     named = len(sections) > 1
     per_file = Counter(sec.get("path") for sec in sections)
     label = lambda sec: os.path.basename(sec.get("path") or "-") + (  # noqa: E731
@@ -176,9 +177,12 @@ def cost(sections: list[dict]) -> str:
         c = sec["cost"]
         eager = "-" if c["shortest_eager"] is None else f"{c['shortest_eager'][0]:.2f} ms ({c['shortest_eager'][1]})"
         over = "-" if c["overhead_median_s"] is None else f"{c['overhead_median_s']:.1f} / {c['overhead_max_s']:.1f}"
+        tune = secs(c["autotune_s"]) + ("" if c["autotune_split"] is None else
+                                         " ({:.0f} + {:.0f})".format(*c["autotune_split"]))
+        cut = f"{c['cut_s']:.0f} ({c['cuts']} cells)" if c["cuts"] else "0"
         cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
-                secs(c["autotune_s"]), secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]),
-                secs(c["setup_s"]), secs(c["other_s"]), secs(c["start_s"]), over, eager]
+                tune, secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]),
+                secs(c["setup_s"]), secs(c["other_s"]), secs(c["start_s"]), cut, secs(c["held_s"]), over, eager]
         lines.append("| " + " | ".join(([label(sec)] if named else []) + cols) + " |")
     return "\n".join(lines)
 

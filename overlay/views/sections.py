@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 
-from ..results import device_names, pieces
+from ..results import all_cuts, device_names, pieces
 from ..rows import by_name
 from ..stats import fusion_part, noise_floor, pairs_with_all, regions, same_code, share, summary_rows
 
@@ -73,7 +73,8 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
     waiting for the device (``--jobs``), model set-up (build, inputs, the eager reference), other
     in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
     + set-up; the shortest eager step of a model; the run's wall (an interrupted run's too, from its
-    pieces) and jobs from ``meta``.  The one split that the end of a run prints (``time_split``) and
+    pieces), jobs and the cells a piece's end cut from ``meta``; the seconds the cells had the device
+    (``held_s``, where every cell recorded it: near the wall, the device lock set the pace).  The one split that the end of a run prints (``time_split``) and
     ``report --table cost`` and the page show."""
     meta = meta or {}
     ran = [c for c in cells if "cell_s" in c]
@@ -85,9 +86,14 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
         if c.get("status") == "ok" and c.get("eager_ms"):
             eager.setdefault(c["model"], []).append(c["eager_ms"])
     died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
+    cut = sum(c.get("cut_s") or 0 for c in all_cuts(meta))  # cells a piece's end stopped: no row, all lost
     wall = sum(p["wall_s"] for p in pieces(meta)) or None  # an interrupted run's file has no wall_s yet
+    held = [c["held_s"] for c in ran if isinstance(c.get("held_s"), (int, float))]
     return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": wall,
-            "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died, "autotune_s": total("autotune_s"),
+            "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died + cut, "cut_s": cut, "cuts": len(all_cuts(meta)),
+            "held_s": sum(held) if held and len(held) == len(ran) else None, "autotune_s": total("autotune_s"),
+            "autotune_split": ((total("autotune_templates_s"), total("autotune_configs_s"))
+                               if ran and all("autotune_templates_s" in c for c in ran) else None),
             "compile_s": total("compile_s") - total("autotune_s"), "timing_s": total("timing_s"),
             "wait_s": total("wait_s"), "setup_s": total("setup_s"),
             "other_s": total("cell_s") - total("compile_s") - total("timing_s") - total("setup_s") - total("wait_s"),

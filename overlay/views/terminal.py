@@ -111,13 +111,13 @@ def per_model_table(cells: list[dict], baseline: str = "pooled") -> str:
     return "\n".join(lines)
 
 
-def time_split(cells: list[dict], wall_s: float | None = None) -> str:
+def time_split(cells: list[dict], wall_s: float | None = None, meta: dict | None = None) -> str:
     """``cost`` as the lines a run ends with; then cold (a model's first cell, empty cache) against
     warm compiles."""
     ran = [c for c in cells if "cell_s" in c]
     if not ran:
         return "time split: no cell ran"
-    k = cost(cells)
+    k = cost(cells, meta)
     parts = [("autotune", k["autotune_s"]), ("compile (rest)", k["compile_s"]), ("timing", k["timing_s"]),
              ("model set-up + eager reference", k["setup_s"]), ("accuracy check, census, other", k["other_s"]),
              ("process start", k["start_s"])]
@@ -125,10 +125,17 @@ def time_split(cells: list[dict], wall_s: float | None = None) -> str:
         parts.insert(3, ("waiting for the device", k["wait_s"]))
     if k["died_s"]:
         parts.append(("cells that died or timed out", k["died_s"]))
+    if k["cut_s"]:
+        parts.append((f"{k['cuts']} cells a piece's end cut", k["cut_s"]))
     busy = k["busy_s"]
     line = "time split over {} cells ({:.0f} s of cell processes{}): ".format(
         len(ran), busy, f"; run wall {wall_s:.0f} s" if wall_s else "")
     line += ", ".join(f"{name} {secs:.0f} s ({100 * secs / busy:.0f}%)" for name, secs in parts)
+    if k["autotune_split"]:
+        line += "\nautotune: templates {:.0f} s, Triton configs {:.0f} s".format(*k["autotune_split"])
+    if k["held_s"] is not None and wall_s:
+        line += (f"\nthe cells that finished had the device {k['held_s']:.0f} s of the {wall_s:.0f} s wall "
+                 f"({100 * k['held_s'] / wall_s:.0f}%; near 100%, the device lock set the pace, not compiling)")
     line += (f"\nper cell beyond compiling and timing: process start + model set-up median "
              f"{k['overhead_median_s']:.1f} s, at most {k['overhead_max_s']:.1f} s")
     states = [(state, what, [c["compile_s"] for c in ran if c.get("cache") == state and c.get("compile_s") is not None])
