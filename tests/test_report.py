@@ -147,7 +147,7 @@ def test_the_cost_table_counts_the_cells_a_pieces_end_cut():
     from inductor_ablate.results import all_cuts
     from inductor_ablate.views import build, markdown
 
-    path = os.path.join(ROOT, "docs", "results", "h100-paper-13.json")
+    path = os.path.join(ROOT, "archive", "results", "h100-paper-13-pieces.json")
     cuts = all_cuts(json.load(open(path))["meta"])
     head, _, row = markdown.cost(build.build([path])[0]).splitlines()
     column = dict(zip(head.split(" | "), row.split(" | ")))
