@@ -74,8 +74,8 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
     in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
     + set-up; the shortest eager step of a model; the run's wall (an interrupted run's too, from its
     pieces), jobs and the cells a piece's end cut from ``meta``; the seconds the cells had the device
-    (``held_s``, where every cell recorded it: near the wall, the device lock set the pace).  The one split that the end of a run prints (``time_split``) and
-    ``report --table cost`` and the page show."""
+    (``held_s``, where every cell recorded it: near the wall, the device lock set the pace).  The one
+    split that the end of a run prints (``time_split``) and ``report --table cost`` and the page show."""
     meta = meta or {}
     ran = [c for c in cells if "cell_s" in c]
     total = lambda key: sum(c.get(key) or 0 for c in ran)  # noqa: E731
@@ -86,11 +86,12 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
         if c.get("status") == "ok" and c.get("eager_ms"):
             eager.setdefault(c["model"], []).append(c["eager_ms"])
     died = sum(c.get("wall_s") or 0 for c in cells if "cell_s" not in c)
-    cut = sum(c.get("cut_s") or 0 for c in all_cuts(meta))  # cells a piece's end stopped: no row, all lost
+    cuts = all_cuts(meta)  # cells a piece's end stopped: no row, their seconds all lost
+    cut = sum(c.get("cut_s") or 0 for c in cuts)
     wall = sum(p["wall_s"] for p in pieces(meta)) or None  # an interrupted run's file has no wall_s yet
     held = [c["held_s"] for c in ran if isinstance(c.get("held_s"), (int, float))]
     return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": wall,
-            "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died + cut, "cut_s": cut, "cuts": len(all_cuts(meta)),
+            "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died + cut, "cut_s": cut, "cuts": len(cuts),
             "held_s": sum(held) if held and len(held) == len(ran) else None, "autotune_s": total("autotune_s"),
             "autotune_split": ((total("autotune_templates_s"), total("autotune_configs_s"))
                                if ran and all("autotune_templates_s" in c for c in ran) else None),
