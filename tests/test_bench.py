@@ -1335,6 +1335,48 @@ def test_a_cell_a_time_limit_cut_is_priced_at_least_at_how_far_it_got():
     assert Prices(files, ran, [], [cut("seeded", 545.0)]).cost("mobilenet_v3_large", "all", "float32", "seeded")[0] == 300.0
 
 
+def test_a_cell_cut_on_a_cold_or_seeded_cache_prices_its_retry_on_the_cache_it_left_warm():
+    """An H200's MobileNetV3-L `all` was cut cold at 466 s; the next piece found its model's cache
+    warm (what the cut cell had left) and priced the retry as the model's warm rows, 40 s: the call's
+    end cut it again at 478 s.  A cold or seeded cut of this results file floors the warm retry,
+    until the cell runs to its end here; another file's cut, or another cell's, does not, and the
+    cell's expected autotuning is its whole price (``expected_autotune``)."""
+    from inductor_ablate.bench.estimate import Prices, expected_autotune
+
+    def row(config, cache, wall, autotune=0.0):
+        return dict(model="mb", config=config, dtype="bfloat16", cache=cache, wall_s=wall, autotune_s=autotune)
+    cut = dict(model="mb", config="all", dtype="bfloat16", cache="cold", cut_s=466.0)
+    files = [row("all", "cold", 300.0, 250.0), row("no-fusion", "warm", 40.0), row("no-inlining", "warm", 40.0)]
+    price, basis, pool = Prices(files, [], [], [cut], own_cuts=[cut]).cost("mb", "all", "bfloat16", "warm")
+    assert (price, basis) == (466.0, "at least the 466 s it ran before a time limit cut it (cold)")
+    assert expected_autotune(price, basis, pool) == 466.0
+    assert Prices(files, [], [], [cut]).cost("mb", "all", "bfloat16", "warm")[:2] == (40.0, "this model's warm cells")
+    assert Prices(files, [], [], [cut], own_cuts=[cut]).cost("mb", "no-fusion", "bfloat16", "warm")[0] == 40.0
+    ran = [row("all", "warm", 120.0)]  # it ran to its end here since: its own wall prices it
+    assert Prices(files, ran, [], [cut], own_cuts=[cut]).cost("mb", "all", "bfloat16", "warm")[0] == 120.0
+    price, basis, pool = Prices(files, [], []).cost("mb", "all", "bfloat16", "cold")
+    assert expected_autotune(price, basis, pool) == 250.0
+    price, basis, pool = Prices(files, [], []).cost("mb", "all", "bfloat16", "seeded")
+    assert basis == "this cell cold, less its autotuning" and expected_autotune(price, basis, pool) == 0.0
+
+
+def test_budget_keeps_two_cells_that_autotune_a_minute_from_running_side_by_side(tmp_path):
+    """--jobs 3 --budget: the history says tiny's and tiny2's `all` autotune two minutes each (real
+    ones take seconds here), tiny3's a second.  Autotuning holds the device, so tiny2's `all` waits
+    until tiny's has ended, the log says so once, and tiny3's cells run meanwhile."""
+    history = history_file(tmp_path, [dict(timed(m, "all", "cold", 150), autotune_s=a)
+                                      for m, a in (("tiny", 120), ("tiny2", 120), ("tiny3", 1))]
+                           + [timed(m, "no-fusion", "warm", 5) for m in ("tiny", "tiny2", "tiny3")])
+    results = tmp_path / "r.json"
+    proc = bench("bench", "--suite", SUITE, "--models", "tiny,tiny2,tiny3", "--configs", "all,no-fusion", "--repeat", "3",
+                 "--jobs", "3", "--budget", "3000", "--history", str(history), "--json", str(results), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("waits: tiny2 / all would autotune (about 120 s) beside tiny / all") == 1, proc.stderr
+    ran = {k: c["ran_at"] for k, c in cells(results).items()}
+    assert len(ran) == 6 and ran[("tiny2", "all")][0] >= ran[("tiny", "all")][1] - 0.01
+    assert ran[("tiny3", "all")][0] < ran[("tiny", "all")][1]  # the slot did not idle
+
+
 def test_a_cut_is_recorded_in_the_results_file_kept_on_resume_and_prices_the_cell_in_estimate(tmp_path):
     """`bench --timeout` stops a hanging cell (a cut, as a call's end is): the results file's meta
     records it with its cache state and how far it got, a resumed run keeps it and adds its own, and

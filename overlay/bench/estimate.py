@@ -278,6 +278,19 @@ class BudgetSpent(KeyboardInterrupt):
     interruption: the run keeps what finished and its caches, and the same command resumes."""
 
 
+def expected_autotune(price: float, basis: str, pool: list[dict]) -> float:
+    """The seconds a cell priced from ``pool`` will autotune, mostly holding the device (devicelock):
+    the median ``autotune_s`` of the cells behind its price; none for a seeded cell priced as a
+    cold one less its autotuning; its whole price for a cell priced by a cut (the cuts of the H100
+    and H200 pieces were cells that autotuned on a cold, seeded or cut-warmed cache)."""
+    if basis.startswith("at least the"):
+        return price
+    if "less its autotuning" in basis:
+        return 0.0
+    tuned = [c["autotune_s"] for c in pool if isinstance(c.get("autotune_s"), (int, float))]
+    return statistics.median(tuned) if tuned else 0.0
+
+
 class Budget:
     """``bench --budget SECONDS``: before each cell, its price (as ``--estimate`` prices it, from
     the ``--skip-done`` and ``--history`` files and the cells this results file already holds); a
@@ -308,11 +321,12 @@ class Budget:
         done = timed_cells(self.rows.values(), self.device, self.mode)
         if not (self.files or done):
             return None
-        prices = Prices(self.files, done, self.other_mode, [*self.file_cuts, *_matching(self.cuts, self.device, self.mode)],
-                        self.jobs)
+        own = _matching(self.cuts, self.device, self.mode)
+        prices = Prices(self.files, done, self.other_mode, [*self.file_cuts, *own], self.jobs, own)
         price, basis, pool = prices.cost(cell["model"], cell["config"], cell["dtype"], state)
         why = "; " + prices.note().replace("\n", "; ") if prices.scaled else ""
-        return {"price_s": price, "left_s": self.left(), "basis": f"{basis} ({len(pool)})", "why": why}
+        return {"price_s": price, "left_s": self.left(), "basis": f"{basis} ({len(pool)})", "why": why,
+                "autotune_s": expected_autotune(price, basis, pool)}
 
     def check(self, cell: dict, state: str) -> dict | None:
         """``state``: how the cell's cache starts (cold, warm, seeded: ``_cost``).  Returns the
@@ -334,12 +348,13 @@ class Prices:
     ran the other way (alone, or beside others) is priced as ``overlap_ratios`` say it would run."""
 
     def __init__(self, files: list[dict], done: list[dict], other_mode: list[dict], cuts: list[dict] = (),
-                 jobs: int = 1):
+                 jobs: int = 1, own_cuts: list[dict] = ()):
+        """``own_cuts``: those of ``cuts`` that this results file's runs made (``_cut_warmed``)."""
         self.jobs, self.overlap = jobs, overlap_ratios(files)
         files = [self._as_run(c) for c in files]
         other_mode = [self._as_run(c) for c in other_mode]
         self.files, self.done, self.history, self.other_mode = files, done, files + done, other_mode
-        self.cuts = cuts
+        self.cuts, self.own_cuts = cuts, own_cuts
         self.ratios = wall_ratios(done, files)
         self.factor = box_factor(self.ratios)
         self._from_files = {id(c) for c in files}
@@ -349,11 +364,25 @@ class Prices:
         price, basis, pool = self._priced(model, config, dtype, state)
         same = (model, config, dtype, state)
         cut = [c for c in self.cuts if (c["model"], c["config"], c["dtype"], c["cache"]) == same]
-        if cut and price < (longest := max(c["cut_s"] for c in cut)) and \
-                not any((c["model"], c["config"], c["dtype"], c.get("cache")) == same for c in self.history):
+        if cut and not any((c["model"], c["config"], c["dtype"], c.get("cache")) == same for c in self.history):
+            floor = cut
+        else:
+            floor = self._cut_warmed(model, config, dtype) if state == "warm" else []
+        if floor and price < (longest := max(c["cut_s"] for c in floor)):
             self.scaled = False
-            return longest, f"at least the {longest:.0f} s it ran before a time limit cut it ({state})", cut
+            states = "/".join(sorted({c["cache"] for c in floor}))
+            return longest, f"at least the {longest:.0f} s it ran before a time limit cut it ({states})", floor
         return price, basis, pool
+
+    def _cut_warmed(self, model: str, config: str, dtype: str) -> list[dict]:
+        """The cuts of this cell on a cold or seeded cache when it has not run to its end in this
+        results file since: its cache is warm then with what the cut cell left, and what the cut
+        left undone is still to do (an H200's MobileNetV3-L `all`, cut cold at 466 s, was priced as
+        the model's warm rows, 40 s, and was cut again at 478 s)."""
+        key = (model, config, dtype)
+        if any((c["model"], c["config"], c["dtype"]) == key for c in self.done):
+            return []
+        return [c for c in self.own_cuts if (c["model"], c["config"], c["dtype"]) == key and c["cache"] in ("cold", "seeded")]
 
     def _as_run(self, cell: dict) -> dict:
         """The history cell as this run would run it: its wall times the overlap factor of its cache

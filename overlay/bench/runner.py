@@ -22,6 +22,10 @@ from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
 #: fit is started anyway, to bank its autotuning picks (less would not get past its model's set-up)
 BANK_SECONDS = 60
 
+#: ``--budget`` under ``--jobs``: a cell its price says autotunes this many seconds or more does not start
+#: while another such cell runs (``MatrixRun.autotuning_ahead``); warm cells autotune a few seconds
+AUTOTUNE_ALONE_S = 60
+
 #: the suite whose packages the bench's forkserver imports before forking cells (bench.warm)
 PRELOAD_ENV = "ABLATE_BENCH_PRELOAD_SUITE"
 
@@ -242,6 +246,7 @@ class MatrixRun:
         self.bank = None  # the first model-first cell the budget did not start, when its picks outlive a cut
         self.groups: list[list[dict]] = []  # the cells to run, by model, in plan order
         self.pending: set = set()  # ids of the cells not started yet
+        self.told_deferred: set = set()  # ids of the cells whose wait behind another's autotuning was said
 
     def save(self) -> None:
         self.piece["wall_s"] = round(time.perf_counter() - self.t0, 1)
@@ -347,14 +352,17 @@ class MatrixRun:
             proc.join()
             self.exiting.remove(proc)
 
-    def next_cell(self) -> tuple[dict | None, list[dict]]:
+    def next_cell(self, deferred: set = frozenset()) -> tuple[dict | None, list[dict]]:
         """The first cell in plan order that may start: a model's first cell, or (shared caches) one
-        of its others once the first has ended, so that it reuses the first's autotuning."""
+        of its others once the first has ended, so that it reuses the first's autotuning; a model
+        whose next cell is ``deferred`` (``autotuning_ahead``) waits."""
         running = {id(f.cell) for f in self.flights.values()}
         for group in self.groups:
             for cell in group:
                 if id(cell) not in self.pending:
                     continue
+                if id(cell) in deferred:
+                    break
                 first_done = id(group[0]) not in self.pending and id(group[0]) not in running
                 if cell is group[0] or not self.shared or first_done:
                     return cell, group
@@ -363,12 +371,12 @@ class MatrixRun:
 
     def fill(self) -> None:
         """Start cells until ``jobs`` are in flight or none may start; the budget may refuse a cell,
-        and with it its model's later cells."""
+        and with it its model's later cells, or hold it back while another autotunes."""
+        deferred: set = set()
         while len(self.flights) < self.jobs:
-            cell, group = self.next_cell()
+            cell, group = self.next_cell(deferred)
             if cell is None:
                 return
-            self.pending.discard(id(cell))
             quote, state = None, self.state_of(cell, cache_dirs(self.cache_root, cell, self.shared, make=False)[0])
             if self.pricer is not None:
                 try:
@@ -376,12 +384,34 @@ class MatrixRun:
                 except BudgetSpent as exc:  # not started, nor its model's later cells
                     rest = [c for c in group if id(c) in self.pending]
                     self.pending.difference_update(id(c) for c in rest)
-                    self.not_started += 1 + len(rest)
+                    self.not_started += len(rest)
                     self.first_stop = self.first_stop or exc
                     if self.bank is None and self.picks and state != "warm":
                         self.bank = (cell, state)
                     continue
+                if (ahead := self.autotuning_ahead(quote)) is not None:
+                    deferred.add(id(cell))
+                    self._say_deferred(cell, quote, ahead)
+                    continue
+            self.pending.discard(id(cell))
             self.start(cell, quote, state)
+
+    def autotuning_ahead(self, quote: dict) -> dict | None:
+        """The cell in flight that this one would autotune beside, both priced to autotune
+        ``AUTOTUNE_ALONE_S`` or more; else None.  Autotuning benchmarks hold the device, so two such
+        cells only queue behind each other, and at a piece's end both are cut: four cold CNN `all`
+        cells started together on an H200 were all cut at 466 s, each priced at 95 to 240 s."""
+        if quote["autotune_s"] < AUTOTUNE_ALONE_S:
+            return None
+        return next((f.cell for f in self.flights.values()
+                     if f.quote is not None and f.quote["autotune_s"] >= AUTOTUNE_ALONE_S), None)
+
+    def _say_deferred(self, cell: dict, quote: dict, ahead: dict) -> None:
+        if id(cell) not in self.told_deferred:
+            self.told_deferred.add(id(cell))
+            print(f"waits: {cell['model']} / {cell['config']} would autotune (about {quote['autotune_s']:.0f} s) beside "
+                  f"{ahead['model']} / {ahead['config']}, and autotuning takes the device; other cells run meanwhile",
+                  file=sys.stderr, flush=True)
 
     def bank_last(self) -> bool:
         """Nothing else fits: the seconds left go to autotuning the first refused model's first cell,

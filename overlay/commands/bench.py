@@ -145,7 +145,8 @@ def _add_work_options(p: OneLineParser) -> None:
     g.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="cells in flight at once: while one has the device to itself (timing, autotuning "
                         "benchmarks), the others compile (default on CUDA: one per 4 cores and 16 GiB, at most 4; "
-                        "on CPU 1, since compiles would take the cores a cell is timed on)")
+                        "on CPU 1, since compiles would take the cores a cell is timed on); with --budget, a cell whose "
+                        "price says it autotunes a minute or more waits while another such cell runs")
     g.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N", help="run only this share of the cells")
     g.add_argument("--total-partitions", type=int, default=None, metavar="N",
                    help="with --partition-id: split the cells into N shares (whole models where there are N or "
