@@ -1313,6 +1313,12 @@ def test_jobs_wall_fills_slots_in_plan_order_and_holds_a_models_cells_until_its_
     assert jobs_wall([[100, 10, 10], [50, 10], [300]], 1) == 480
     assert jobs_wall([[100, 10, 10, 10, 10]], 4) == 110  # the four warm cells side by side
     assert jobs_wall([], 4) == 0
+    # as under --budget, two cells that autotune a minute or more run one at a time: B's `all` waits
+    # for A's, C takes the other slot meanwhile (0-300), A's cells follow A's `all` (100-120), then B's
+    tuned = [[120, 0, 0], [90, 0], [0]]
+    assert jobs_wall([[100, 10, 10], [50, 10], [300]], 2, tuned) == 300
+    # a free slot idles rather than autotune beside another: B's `all` starts when A's ends, at 100
+    assert jobs_wall([[100, 10], [50, 10], [30]], 3, [[120, 0], [90, 0], [0]]) == 160
 
 
 def test_a_cell_a_time_limit_cut_is_priced_at_least_at_how_far_it_got():

@@ -18,6 +18,10 @@ from .picks import has_picks
 #: the worst a wider stand-in can be: a model with no cell at all on that device and mode
 NO_HISTORY = "no history: every model's median"
 
+#: ``--budget`` under ``--jobs``: a cell its price says autotunes this many seconds or more does not start
+#: while another such cell runs (``MatrixRun.autotuning_ahead``, ``jobs_wall``); warm cells autotune a few
+AUTOTUNE_ALONE_S = 60
+
 
 def _kind(device: str) -> str:
     return "cuda" if device.startswith("cuda") else device
@@ -176,25 +180,40 @@ def _seconds(table: list[list[tuple]]) -> list[list[float]]:
     return [[quote[0] for quote in quotes] for quotes in table]
 
 
-def jobs_wall(models: list[list[float]], jobs: int) -> float:
+def jobs_wall(models: list[list[float]], jobs: int, autotunes: list[list[float]] | None = None) -> float:
     """The wall of ``bench --jobs`` as ``run_matrix`` fills its slots: each model's cell prices in
-    plan order, the first cell that may start taking a free slot, and a model's later cells only
-    once its first has ended (they reuse its autotuning)."""
-    todo = [(m, i, price) for m, prices in enumerate(models) for i, price in enumerate(prices)]
+    plan order, the first model's next cell that may start taking a free slot, and a model's later
+    cells only once its first has ended (they reuse its autotuning).  With ``autotunes`` (each
+    cell's ``expected_autotune``), as under ``--budget``: a cell that autotunes
+    ``AUTOTUNE_ALONE_S`` or more waits while another such cell runs."""
+    todo = [(m, i, price, bool(autotunes) and autotunes[m][i] >= AUTOTUNE_ALONE_S)
+            for m, prices in enumerate(models) for i, price in enumerate(prices)]
     first_end: dict[int, float] = {}
-    running: list[float] = []  # the end of each cell in flight
+    running: list[tuple[float, bool]] = []  # (its end, whether it autotunes alone) of each cell in flight
     now = 0.0
     while todo:
-        running = [end for end in running if end > now]
-        ready = next((k for k, (m, i, _) in enumerate(todo) if i == 0 or first_end.get(m, float("inf")) <= now), None)
+        running = [(end, alone) for end, alone in running if end > now]
+        tuning = any(alone for _, alone in running)
+        ready, seen = None, set()
+        for k, (m, i, _, alone) in enumerate(todo):
+            if m not in seen:  # a model's next cell only, as run_matrix takes them
+                seen.add(m)
+                if (i == 0 or first_end.get(m, float("inf")) <= now) and not (alone and tuning):
+                    ready = k
+                    break
         if len(running) < jobs and ready is not None:
-            m, i, price = todo.pop(ready)
-            running.append(now + price)
+            m, i, price, alone = todo.pop(ready)
+            running.append((now + price, alone))
             if i == 0:
                 first_end[m] = now + price
-        else:  # every slot busy, or every model left waits for its first cell: until the next end
-            now = min(running)
-    return max(running, default=now)
+        else:  # every slot busy, or every model left waits for a cell in flight: until the next end
+            now = min(end for end, _ in running)
+    return max((end for end, _ in running), default=now)
+
+
+def _autotunes(table: list[list[tuple]]) -> list[list[float]]:
+    """Each model's cells' ``expected_autotune``, of its (seconds, basis, pool) quotes."""
+    return [[expected_autotune(*quote) for quote in quotes] for quotes in table]
 
 
 def _runs(models: list[list[float]], budget: float) -> tuple[int, int]:
@@ -256,11 +275,14 @@ def estimate(cells: list[dict], history_paths: list[str], *, device: str, dtype:
     prices = _seconds(table)
     total = sum(map(sum, prices if (jobs or 1) == 1 else _seconds(priced(1)[1])))
     if jobs:
-        overlapped, beside = pricer, prices
+        overlapped, quotes = pricer, table
     else:  # the table is priced one cell at a time; --jobs 2 and 4 as they would run
         overlapped, quotes = priced(2)
-        beside = _seconds(quotes)
-    walls = ", ".join(f"--jobs {n} about {jobs_wall(beside, n):,.0f} s" for n in ([jobs] if jobs else [2, 4]) if n > 1)
+    beside, autotunes = _seconds(quotes), _autotunes(quotes)
+    walls = ", ".join(f"--jobs {n} about {jobs_wall(beside, n, autotunes):,.0f} s"
+                      for n in ([jobs] if jobs else [2, 4]) if n > 1)
+    if walls and (alone := sum(a >= AUTOTUNE_ALONE_S for row in autotunes for a in row)):
+        walls += f" ({alone} cell(s) priced to autotune {AUTOTUNE_ALONE_S} s or more run one at a time, as under --budget)"
     lines.append(f"total: {len(cells)} cells, {len(models) - seeded} cold{f', {seeded} seeded' if seeded else ''}, "
                  f"about {total:,.0f} s ({total / 60:.0f} min) one cell at a time" + (f"; {walls}" if walls else ""))
     lines += sorted({line for p in (pricer, overlapped) for line in p.note().splitlines()})

@@ -15,16 +15,12 @@ from ..results import (KEY_FIELDS, all_cuts, cell_key, earlier_meta, kept_on_res
                        save_results)
 from ..profile import measured_bandwidth
 from ..rows import by_name
-from .estimate import Budget, BudgetSpent
+from .estimate import AUTOTUNE_ALONE_S, Budget, BudgetSpent
 from .picks import cache_name, has_files, has_picks, save_picks, seed_picks
 
 #: ``--budget`` with ``--picks``: the fewest seconds left for which a model's first cell that does not
 #: fit is started anyway, to bank its autotuning picks (less would not get past its model's set-up)
 BANK_SECONDS = 60
-
-#: ``--budget`` under ``--jobs``: a cell its price says autotunes this many seconds or more does not start
-#: while another such cell runs (``MatrixRun.autotuning_ahead``); warm cells autotune a few seconds
-AUTOTUNE_ALONE_S = 60
 
 #: the suite whose packages the bench's forkserver imports before forking cells (bench.warm)
 PRELOAD_ENV = "ABLATE_BENCH_PRELOAD_SUITE"
