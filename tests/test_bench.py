@@ -1381,6 +1381,10 @@ def test_budget_keeps_two_cells_that_autotune_a_minute_from_running_side_by_side
     ran = {k: c["ran_at"] for k, c in cells(results).items()}
     assert len(ran) == 6 and ran[("tiny2", "all")][0] >= ran[("tiny", "all")][1] - 0.01
     assert ran[("tiny3", "all")][0] < ran[("tiny", "all")][1]  # the slot did not idle
+    # a cell with nothing to price it from (no quote) is never held back
+    from inductor_ablate.bench.runner import MatrixRun
+    run = MatrixRun([], results_path=str(tmp_path / "n.json"), meta={}, repeat=1, warmup=0, timeout=60, jobs=2)
+    assert run.autotuning_ahead(None) is None
 
 
 def test_a_cut_is_recorded_in_the_results_file_kept_on_resume_and_prices_the_cell_in_estimate(tmp_path):

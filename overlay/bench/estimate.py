@@ -303,8 +303,9 @@ class BudgetSpent(KeyboardInterrupt):
 def expected_autotune(price: float, basis: str, pool: list[dict]) -> float:
     """The seconds a cell priced from ``pool`` will autotune, mostly holding the device (devicelock):
     the median ``autotune_s`` of the cells behind its price; none for a seeded cell priced as a
-    cold one less its autotuning; its whole price for a cell priced by a cut (the cuts of the H100
-    and H200 pieces were cells that autotuned on a cold, seeded or cut-warmed cache)."""
+    cold one less its autotuning; its whole price for a cell priced by a cut (taken to autotune
+    throughout: most cuts of the H100 and H200 pieces were `all` cells on a cold, seeded or
+    cut-warmed cache)."""
     if basis.startswith("at least the"):
         return price
     if "less its autotuning" in basis:

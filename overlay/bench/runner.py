@@ -396,8 +396,8 @@ class MatrixRun:
         """The cell in flight that this one would autotune beside, both priced to autotune
         ``AUTOTUNE_ALONE_S`` or more; else None.  Autotuning benchmarks hold the device, so two such
         cells only queue behind each other, and at a piece's end both are cut: four cold CNN `all`
-        cells started together on an H200 were all cut at 466 s, each priced at 95 to 240 s."""
-        if quote["autotune_s"] < AUTOTUNE_ALONE_S:
+        cells started together on an H200 were all cut, 213 to 466 s in, each priced at 95 to 240 s."""
+        if quote is None or quote["autotune_s"] < AUTOTUNE_ALONE_S:
             return None
         return next((f.cell for f in self.flights.values()
                      if f.quote is not None and f.quote["autotune_s"] >= AUTOTUNE_ALONE_S), None)
