@@ -132,6 +132,18 @@ def run_of(cell: dict) -> str | None:
     return cell.get("from_file")
 
 
+def same_code_moves(cells: list[dict]) -> list[float]:
+    """The noise floor the results themselves show, sorted: within a run, two processes of one model
+    that generated identical code (any two rows, `all` included) ran the same program, so how far
+    their compiled times differ (max/min - 1, one per pair) is measurement noise, not an effect."""
+    groups: dict = {}
+    for c in cells:
+        if c["status"] == "ok" and c.get("code_hash"):
+            key = (c["suite"], c["device"], c["dtype"], c["mode"], c["model"], run_of(c), c["code_hash"])
+            groups.setdefault(key, []).append(c["compiled_ms"])
+    return sorted(max(a, b) / min(a, b) - 1 for ms in groups.values() for i, a in enumerate(ms) for b in ms[i + 1:])
+
+
 def compiled_from(cell: dict) -> str | None:
     """How a cell's compile started: cold (it benchmarked the autotuning choices as it went) or warm;
     a cell seeded by ``bench --picks`` reads its picks as a warm one does."""

@@ -3,6 +3,7 @@ tests/browser.py), and its Markdown tables.  Reads committed results files: no c
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -153,3 +154,24 @@ def test_the_cost_table_counts_the_cells_a_pieces_end_cut():
     column = dict(zip(head.split(" | "), row.split(" | ")))
     assert column["cut by a piece's end"] == f"{sum(c['cut_s'] for c in cuts):.0f} ({len(cuts)} cells)", column
     assert len(cuts) >= 1
+
+
+def test_the_cost_table_shows_how_far_processes_of_identical_code_moved():
+    """What overlapping costs in noise, per run: processes of one model that generated identical code
+    ran the same program, so the cost table gives how many such pairs the run holds and how far
+    their compiled times moved (median / max, max/min - 1), counted here from the cells directly."""
+    from inductor_ablate.views import build, markdown
+
+    path = os.path.join(ROOT, "docs", "results", "h100-paper-13.json")
+    cells = [c for c in json.load(open(path))["cells"] if c["status"] == "ok"]
+    moves = sorted(max(a["compiled_ms"], b["compiled_ms"]) / min(a["compiled_ms"], b["compiled_ms"]) - 1
+                   for i, a in enumerate(cells) for b in cells[i + 1:]
+                   if a["model"] == b["model"] and a["code_hash"] == b["code_hash"])
+    head, _, row = markdown.cost(build.build([path])[0]).splitlines()
+    column = dict(zip(head.strip("| ").split(" | "), row.strip("| ").split(" | ")))
+    assert len(moves) >= 2
+    assert column["same code: pairs, move median / max"] == (
+        f"{len(moves)}, {statistics.median(moves):.1%} / {moves[-1]:.1%}"), column
+    serial = os.path.join(ROOT, "docs", "results", "h100-jobs-serial-a.json")
+    head, _, row = markdown.cost(build.build([serial])[0]).splitlines()
+    assert row.rstrip(" |").endswith("| -"), row  # no two processes there generated the same code

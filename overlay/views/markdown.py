@@ -166,7 +166,7 @@ def cost(sections: list[dict]) -> str:
     head = ["device", "jobs", "cells", "run wall s", "cell processes s", "autotune (templates + configs)",
             "compile (rest)", "timing", "waiting for the device", "set-up + eager reference", "accuracy check, other",
             "process start", "cut by a piece's end", "device held", "start + set-up per cell s (median / max)",
-            "shortest eager step"]
+            "shortest eager step", "same code: pairs, move median / max"]
     named = len(sections) > 1
     per_file = Counter(sec.get("path") for sec in sections)
     label = lambda sec: os.path.basename(sec.get("path") or "-") + (  # noqa: E731
@@ -180,9 +180,10 @@ def cost(sections: list[dict]) -> str:
         tune = secs(c["autotune_s"]) + ("" if c["autotune_split"] is None else
                                          " ({:.0f} + {:.0f})".format(*c["autotune_split"]))
         cut = f"{c['cut_s']:.0f} ({c['cuts']} cells)" if c["cuts"] else "0"
+        same = "-" if c["same_code"] is None else "{}, {:.1%} / {:.1%}".format(*c["same_code"])
         cols = [c["device"] or "-", str(c["jobs"]), str(c["cells"]), secs(c["wall_s"]), secs(c["busy_s"]),
                 tune, secs(c["compile_s"]), secs(c["timing_s"]), secs(c["wait_s"]),
-                secs(c["setup_s"]), secs(c["other_s"]), secs(c["start_s"]), cut, secs(c["held_s"]), over, eager]
+                secs(c["setup_s"]), secs(c["other_s"]), secs(c["start_s"]), cut, secs(c["held_s"]), over, eager, same]
         lines.append("| " + " | ".join(([label(sec)] if named else []) + cols) + " |")
     return "\n".join(lines)
 

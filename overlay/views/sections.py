@@ -7,7 +7,7 @@ import statistics
 
 from ..results import all_cuts, device_names, pieces
 from ..rows import by_name
-from ..stats import fusion_part, noise_floor, pairs_with_all, regions, same_code, share, summary_rows
+from ..stats import fusion_part, noise_floor, pairs_with_all, regions, same_code, same_code_moves, share, summary_rows
 
 #: The PyTorch 2 paper's Table 4 (float16 HuggingFace models on an A100): geomean speedup over eager.
 PAPER = {
@@ -74,7 +74,8 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
     in-cell work (accuracy check, census), process start and exit, cells that died; each cell's start
     + set-up; the shortest eager step of a model; the run's wall (an interrupted run's too, from its
     pieces), jobs and the cells a piece's end cut from ``meta``; the seconds the cells had the device
-    (``held_s``, where every cell recorded it: near the wall, the device lock set the pace).  The one
+    (``held_s``, where every cell recorded it: near the wall, the device lock set the pace); how far
+    processes that ran identical code moved (``same_code_moves``: what overlapping costs in noise).  The one
     split that the end of a run prints (``time_split``) and ``report --table cost`` and the page show."""
     meta = meta or {}
     ran = [c for c in cells if "cell_s" in c]
@@ -90,6 +91,7 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
     cut = sum(c.get("cut_s") or 0 for c in cuts)
     wall = sum(p["wall_s"] for p in pieces(meta)) or None  # an interrupted run's file has no wall_s yet
     held = [c["held_s"] for c in ran if isinstance(c.get("held_s"), (int, float))]
+    moves = same_code_moves(cells)
     return {"device": ", ".join(sorted(device_names(meta))) or None, "jobs": meta.get("jobs", 1), "wall_s": wall,
             "cells": len(ran), "busy_s": total("cell_s") + sum(start) + died + cut, "cut_s": cut, "cuts": len(cuts),
             "held_s": sum(held) if held and len(held) == len(ran) else None, "autotune_s": total("autotune_s"),
@@ -101,6 +103,7 @@ def cost(cells: list[dict], meta: dict | None = None) -> dict:
             "start_s": sum(start), "died_s": died,
             "overhead_median_s": statistics.median(overhead) if overhead else None,
             "overhead_max_s": overhead[-1] if overhead else None,
+            "same_code": (len(moves), statistics.median(moves), moves[-1]) if moves else None,
             "shortest_eager": min(((statistics.median(v), m) for m, v in eager.items()), default=None)}
 
 

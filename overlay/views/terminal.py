@@ -8,7 +8,7 @@ import statistics
 from ..results import cell_key
 from ..rows import by_name
 from ..stats import (MIN_PAIRS_FOR_A_CLAIM, THIN_NOISE_PAIRS, apply_baseline, eager_by_model, mean_or_zero, noise_floor,
-                     ordered_rows, run_of, same_code_as_all, settings, summary_rows)
+                     ordered_rows, same_code_as_all, same_code_moves, settings, summary_rows)
 from .sections import cost
 
 
@@ -218,15 +218,8 @@ def noise_lead(cells: list[dict], rows: list[dict]) -> str:
 
 
 def same_code_spread(cells: list[dict]) -> str:
-    """The noise floor the results themselves show: within a run, two processes of one model that
-    generated identical code (any two rows, `all` included) ran the same program, so how far their
-    compiled times differ is measurement noise, not an effect."""
-    groups: dict = {}
-    for c in cells:
-        if c["status"] == "ok" and c.get("code_hash"):
-            key = (c["suite"], c["device"], c["dtype"], c["mode"], c["model"], run_of(c), c["code_hash"])
-            groups.setdefault(key, []).append(c["compiled_ms"])
-    diffs = sorted(max(a, b) / min(a, b) - 1 for ms in groups.values() for i, a in enumerate(ms) for b in ms[i + 1:])
+    """The noise floor the results themselves show (``stats.same_code_moves``)."""
+    diffs = same_code_moves(cells)
     if not diffs:
         return "same code: no two processes of a run generated identical code"
     return (f"same code: {len(diffs)} pairs of processes of one run generated identical code; their compiled "
