@@ -88,8 +88,9 @@ class Spec:
     outputs: tuple  # value indices returned
     backward: bool
 
-    def build(self):
-        """``(fn, args)``: the program as a function, and its inputs (a fixed seed)."""
+    def build(self, modules: bool = False):
+        """``(fn, args)``: the program as a function (``modules``: as a module whose step i runs in
+        submodule ``steps.i``, for module scopes), and its inputs (a fixed seed)."""
         gen = torch.Generator().manual_seed(self.rows * 1000 + self.cols * 10 + len(self.steps))
         dtype = DTYPES[self.dtype]
         xs = [torch.randn(self.rows, self.cols, generator=gen).to(dtype) for _ in range(self.n_inputs)]
@@ -99,10 +100,14 @@ class Spec:
         rows = torch.arange(self.rows)
         kern = (torch.randn(1, 1, 3, 3, generator=gen) / 3).to(dtype)  # drawn last: earlier inputs unchanged
         scope = {"torch": torch}
-        exec(self.source(), scope)  # noqa: S102 - our own generated code
+        exec(self.source(modules), scope)  # noqa: S102 - our own generated code
         return scope["program"], (*xs, w, perm, idx, rows, kern)
 
-    def source(self) -> str:
+    def source(self, modules: bool = False) -> str:
+        """The program as Python: ``def program(...)``, or with ``modules`` a ``Program`` module
+        (``program = Program()``) whose step i is the submodule ``steps.i``."""
+        if modules:
+            return self._module_source()
         names = [f"x{i}" for i in range(self.n_inputs)]
         lines = [f"def program({', '.join(names)}, w, perm, idx, rows, kern):"]
         for i, (op, operands, param) in enumerate(self.steps):
@@ -112,6 +117,36 @@ class Spec:
             lines.append(f"    {name} = {expr}  # {op}")
             names.append(name)
         lines.append(f"    return ({', '.join(names[j] for j in self.outputs)},)")
+        return "\n".join(lines) + "\n"
+
+    def _module_source(self) -> str:
+        names = [f"x{i}" for i in range(self.n_inputs)]
+        lines = ["class Step(torch.nn.Module):",
+                 "    def __init__(self, fn):",
+                 "        super().__init__()",
+                 "        self.fn = fn",
+                 "",
+                 "    def forward(self, *values):",
+                 "        return self.fn(*values)",
+                 ""]
+        calls = []
+        for i, (op, operands, param) in enumerate(self.steps):
+            lines += [f"def step{i}(a, b, w, perm, idx, rows, kern):  # {op}",
+                      f"    return {OPS[op][1].format(a='a', b='b', p=param)}", ""]
+            a, b = (names[j] for j in (*operands, operands[0])[:2])
+            calls.append(f"        v{i} = self.steps[{i}]({a}, {b}, w, perm, idx, rows, kern)")
+            names.append(f"v{i}")
+        steps = ", ".join(f"Step(step{i})" for i in range(len(self.steps)))
+        lines += ["class Program(torch.nn.Module):",
+                  "    def __init__(self):",
+                  "        super().__init__()",
+                  f"        self.steps = torch.nn.ModuleList([{steps}])",
+                  "",
+                  f"    def forward(self, {', '.join(names[:self.n_inputs])}, w, perm, idx, rows, kern):",
+                  *calls,
+                  f"        return ({', '.join(names[j] for j in self.outputs)},)",
+                  "",
+                  "program = Program()"]
         return "\n".join(lines) + "\n"
 
 

@@ -93,6 +93,36 @@ def _inline_limit_int_index(device):
     return fn, tuple(torch.randn(8, 64, generator=gen).to(device).requires_grad_() for _ in range(2))
 
 
+def _scoped_no_inline_amax(device):
+    """Issue 80: wrong under INDUCTOR_NO_INLINE=1 INDUCTOR_ABLATE_OPS=amax (CPU, error 3.58) where the
+    unscoped switch and stock were exact.  The scope realizes only ``neg`` (amax's input), which C++
+    outer-loop fusion keeps in a local buffer of one row while both kernels tile the row loop: the
+    tile's 8 rows overwrite each other in it (stock bug 6)."""
+    def fn(x):
+        idx = torch.arange(x.shape[-1], device=x.device).flip(0)
+        a = x.index_select(-1, idx) * 0.9
+        b = -a
+        return b.amax(-1, keepdim=True) + b + 0.5 * a
+    gen = torch.Generator().manual_seed(0)
+    return fn, (torch.randn(8, 33, generator=gen).to(device),)
+
+
+#: The FX ops of issue 80's program, as a scope names them (INDUCTOR_ABLATE_OPS): each is a test.
+SCOPED_NO_INLINE_AMAX_OPS = ("arange", "flip", "index_select", "mul", "neg", "amax", "add")
+
+
+def _local_buffer_tiled_outer_loop(device):
+    """Stock bug 6, with stock settings: ``b`` is heavy enough that Inductor realizes it, both
+    kernels of the row read ``x`` reversed (so the C++ backend tiles rows and columns), and outer-loop
+    fusion keeps ``b`` in a one-row local buffer that the tile's rows overwrite."""
+    def fn(x):
+        r = x.flip(-1)
+        b = r.sin() + r.cos() + r.exp() + r.tanh() + r.sigmoid() + r.sin().exp() + r.cos().exp() + r.tanh().exp()
+        return b.amax(-1, keepdim=True) + b + r
+    gen = torch.Generator().manual_seed(0)
+    return fn, (torch.randn(8, 33, generator=gen).to(device),)
+
+
 REGRESSIONS = {
     "issue10_gradient": Regression(_issue10_gradient, True, "fix-tile2d-atomic-index",
                                    "roll, cat, index_select, maximum, transposed copy; gradients"),
@@ -104,6 +134,11 @@ REGRESSIONS = {
                                        "index_put_ of a tensor's own values into (what was) its clone"),
     "inline_limit_int_index": Regression(_inline_limit_int_index, True, None,
                                          "an inlining limit over a backward that bounds-checks an index"),
+    "scoped_no_inline_amax": Regression(_scoped_no_inline_amax, False, None,
+                                        "NO_INLINE scoped to amax: one realized node in a one-row local buffer"),
+    "local_buffer_tiled_outer_loop": Regression(_local_buffer_tiled_outer_loop, False,
+                                                "fix-local-buffer-tiled-outer-loop",
+                                                "a C++ local buffer of one row under a tiled row loop"),
 }
 
 

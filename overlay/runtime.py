@@ -86,6 +86,19 @@ def tile2d_index_transformed(kernel, expr) -> bool:
     return kernel.inner_itervar() in getattr(expr, "free_symbols", ())
 
 
+def local_buffer_in_tiled_outer_loop(kernel_proxies, depth: int) -> bool:
+    """True when C++ outer-loop fusion is about to keep an intermediate in a function-local buffer
+    while a kernel tiles one of the fused outer loops: the buffer holds one outer element's row, so
+    the tile's lanes (several outer elements at once) overwrite each other's values
+    (pytorch/pytorch#185702).  The caller then falls back to codegen without the local buffer."""
+    from torch._inductor.virtualized import V
+
+    context = getattr(V, "local_buffer_context", None)
+    if not getattr(context, "local_buffers", None):
+        return False
+    return any(level.steps != 1 for proxy in kernel_proxies for level in (proxy.loop_nest.loops or ())[:depth])
+
+
 def _buffer_name(x):
     """The buffer behind a TensorBox, a view of one, or a StorageBox; None if not realized
     (ir.try_get_name does this from torch 2.10; 2.9 has it only inside index_put_impl_)."""

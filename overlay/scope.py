@@ -21,9 +21,11 @@ _MODULE_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]|\[['\"]?([^'\"\]]+
 
 def module_path(node) -> str | None:
     """The innermost module an FX node came from, as ``named_modules()`` spells it
-    (``encoder.layer.3.attention``), from the ``nn_module_stack`` Dynamo records; None if absent
-    (the root module's own ops give "")."""
-    stack = node.meta.get("nn_module_stack") if hasattr(node, "meta") else None
+    (``encoder.layer.3.attention``), from the ``nn_module_stack`` Dynamo records; a backward node
+    belongs to the module of the forward op it differentiates (``fwd_nn_module_stack``, which AOT
+    autograd copies over).  None if absent (the root module's own ops give "")."""
+    meta = getattr(node, "meta", None) or {}
+    stack = meta.get("nn_module_stack") or meta.get("fwd_nn_module_stack")
     if not stack:
         return None
     path = list(stack.values())[-1][0]
@@ -47,14 +49,15 @@ def common_module(paths) -> str | None:
 
 def op_names(node) -> set[str]:
     """The names a node's op answers to: ``aten.mul.Tensor``, ``mul.Tensor``, ``mul`` (and without a
-    leading underscore: ``_softmax`` is ``softmax``), for its target and for its original aten op."""
+    leading underscore: ``_softmax`` is ``softmax``), for its target and for its original aten op;
+    another namespace's op too (``prims.iota.default``, ``iota``)."""
     names = set()
     for target in (getattr(node, "target", None), node.meta.get("original_aten") if hasattr(node, "meta") else None):
         if target is None or not callable(target) and not isinstance(target, str):
             continue
         text = str(target)
         parts = text.split(".")
-        if parts[0] == "aten":
+        if parts[0] in ("aten", getattr(target, "namespace", "aten")):  # prims.iota.default: iota
             parts = parts[1:]
         for name in (".".join(parts), parts[0] if parts else text):
             names |= {name, name.lstrip("_")}

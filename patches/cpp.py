@@ -25,6 +25,23 @@ PATCHES = [
                        why="fixed upstream in torch 2.15 (the vectorized atomic_add path gets the index "
                            "untransformed): checked, not patched"),
     }),
+    # Inductor bug: outer-loop fusion keeps an intermediate in a local buffer sized for one outer
+    # element, yet a kernel may tile a fused outer loop, and the tile's lanes then share one slot
+    # (docs/correctness.md, pytorch/pytorch#185702).  Fall back to codegen without the local buffer,
+    # as Inductor does when the fused loops' tiling differs.
+    dict(
+        slug="fix-local-buffer-tiled-outer-loop",
+        target="torch._inductor.codegen.cpp",
+        qualname="OuterLoopFusedSchedulerNode.check_outer_fusion_loop_level_attr",
+        anchor="for idx in range(len(cpp_kernel_proxy_list) - 1):",
+        at="before",
+        code="if __inductor_ablate__.ablating() and __inductor_ablate__.local_buffer_in_tiled_outer_loop("
+             "cpp_kernel_proxy_list, outer_loop_fusion_depth): return False",
+        flag="any switch",
+        why="Inductor bug: a C++ outer-loop fusion's local buffer holds one outer element's row, but a "
+            "kernel that tiles a fused outer loop writes several rows into it at once; fall back to "
+            "codegen without the local buffer (see docs/correctness.md)",
+    ),
     dict(
         slug="flush-every-node",
         target="torch._inductor.codegen.cpp",

@@ -14,6 +14,7 @@ INDUCTOR_ABLATE_FUZZ_POISON=1 compiles every program (switched and stock) with p
 """
 import contextlib
 import os
+import re
 
 import pytest
 import torch
@@ -22,10 +23,12 @@ from hypothesis import strategies as st
 
 import inductor_ablate
 from inductor_ablate import decisions
+from inductor_ablate import scope as scope_of
 from inductor_ablate.kernel_census import recording, summarize
 from inductor_ablate.poison import POISON_INDUCTOR, poisoned_buffers
 from inductor_ablate.random_programs import TOLERANCE, max_error, run, specs
 from inductor_ablate.regressions import switch_configs
+from inductor_ablate.switches import FUSION_KINDS, KIND_DEVICE
 
 DEVICE = os.environ.get("INDUCTOR_ABLATE_TEST_DEVICE", "cpu")
 EXAMPLES = int(os.environ.get("INDUCTOR_ABLATE_FUZZ_EXAMPLES", "3"))
@@ -97,6 +100,105 @@ def test_random_program_matches_eager_under_random_limits(ablate, spec, limits):
         stock_wrong_too(limits, spec, error)
         return
     assert error <= TOLERANCE[spec.dtype], f"{limits}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source()}"
+
+
+def graph_names(fn, args, backward: bool) -> tuple[list[str], list[str]]:
+    """The op names and module paths a scope can name in the program's graphs, forward and backward,
+    traced as Inductor traces them (its decompositions) but not compiled: what to draw scopes from."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._inductor.decomposition import select_decomp_table
+
+    from inductor_ablate import scope
+
+    held = set()  # (module path or "", op name)
+
+    def record(graph, example_inputs):
+        for node in graph.graph.nodes:
+            if node.op == "call_function":
+                path = scope.module_path(node) or ""
+                held.update((path, n) for n in scope.op_names(node) if NAME.fullmatch(n))
+        return make_boxed_func(graph.forward)
+    torch._dynamo.reset()
+    backend = aot_autograd(fw_compiler=record, bw_compiler=record, decompositions=select_decomp_table())
+    run(torch.compile(fn, backend=backend), args, backward)
+    torch._dynamo.reset()
+    return sorted(held)
+
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@st.composite
+def scopes(draw, held):
+    """A module scope (one step, a range of steps as one glob, or two globs), an op scope (one or two
+    of the graph's ops, or a glob), or both (an op the module holds), drawn from ``held``."""
+    steps = sorted({int(path.split(".")[1]) for path, _ in held if path})
+    kind = draw(st.sampled_from(["modules", "ops", "both"] if steps else ["ops"]))
+    scope = {}
+    if kind != "ops":
+        one = draw(st.sampled_from(steps))
+        shape = draw(st.sampled_from(["one", "range", "two"] if len(steps) > 1 else ["one"]))
+        scope["modules"] = {"one": f"steps.{one}", "range": f"steps.[{min(steps)}-{max(one, min(steps))}]",
+                            "two": f"steps.{one},steps.{steps[0]}"}[shape]
+    if kind != "modules":
+        where = {f"steps.{one}"} if kind == "both" else None
+        ops = sorted({op for path, op in held if where is None or path in where})
+        picked = draw(st.lists(st.sampled_from(ops), min_size=1, max_size=2, unique=True))
+        scope["ops"] = picked[0][:2] + "*" if draw(st.integers(0, 4)) == 0 else ",".join(picked)
+    return scope
+
+
+@st.composite
+def scoped_switches(draw, family, ops):
+    """The switches a scope narrows, by family (one test item each, so that xdist spreads them)."""
+    kinds = [k for k in FUSION_KINDS if KIND_DEVICE.get(k, DEVICE) == DEVICE]
+    if family == "no-fuse":
+        return {"no_fuse": draw(st.sampled_from([True, *kinds]))}
+    if family == "no-inline":
+        return {"no_inline": True, **draw(st.sampled_from([{}, {"no_fuse": draw(st.sampled_from(kinds))}]))}
+    if family == "one-kernel-per-op":
+        return draw(st.sampled_from([{"one_kernel_per_op": True}, {"flush_every_node": True}]))
+    if family == "limits":
+        return draw(decision_limits())
+    pair = f"{draw(st.sampled_from([*ops, '*']))}+{draw(st.sampled_from(ops))}"  # no-fuse-pairs
+    return {"no_fuse_pairs": pair, **draw(st.sampled_from([{}, {"no_inline": True}]))}
+
+
+SCOPED_FAMILIES = ("no-fuse", "no-inline", "one-kernel-per-op", "limits", "no-fuse-pairs")
+
+
+@pytest.mark.parametrize("family", SCOPED_FAMILIES)
+@settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True, derandomize=not LONG_RUN,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(spec=specs(), data=st.data())
+def test_random_program_matches_eager_under_a_scope(ablate, family, spec, data):
+    """Issue 80: scoped switches, drawn over the program's own ops and modules (each step is the
+    submodule ``steps.i``), forward and backward, against eager."""
+    fn, args = spec.build(modules=True)
+    args = [a.to(DEVICE) for a in args]
+    expected = run(fn, args, spec.backward)
+    held = graph_names(fn, args, spec.backward)
+    switches = data.draw(scoped_switches(family, sorted({op for _, op in held})), label="switches")
+    scope = data.draw(scopes(held), label="scope") if family != "no-fuse-pairs" or data.draw(
+        st.booleans(), label="scoped pairs") else {}
+    decisions.reset()
+    in_scope = []
+
+    def count(graph):  # a pass that changes nothing: how many nodes the scope holds
+        in_scope.extend(n for n in graph.nodes if n.op == "call_function" and scope_of.fx_in_scope(n))
+    with ablate.config.patch(**switches, **scope), compiling(), \
+            torch._inductor.config.patch(post_grad_custom_post_pass=count):
+        got = run(torch.compile(fn), args, spec.backward)
+    event(f"scope: {'+'.join(sorted(scope)) or 'none'}, {'held nodes' if in_scope else 'held no node'}")
+    error = max_error(got, expected)
+    config = {**switches, **scope}
+    if error > TOLERANCE[spec.dtype] and stock_error(fn, args, spec, expected) > TOLERANCE[spec.dtype]:
+        stock_wrong_too(config, spec, error)
+        return
+    assert error <= TOLERANCE[spec.dtype], \
+        f"{config}: error {error:.3g} > {TOLERANCE[spec.dtype]}\n{spec.source(modules=True)}"
 
 
 def stock_wrong_too(config, spec, error) -> None:
