@@ -8,7 +8,7 @@ import sys
 
 from . import importhook
 from .commands import COMMANDS
-from .errors import OneLineParser, UsageError, exit_with
+from .errors import OneLineParser, UsageError, exit_with, usage_error_in
 
 
 def main(argv=None) -> int:
@@ -21,6 +21,11 @@ def main(argv=None) -> int:
         return code
     except UsageError as exc:
         exit_with(exc)
+    except Exception as exc:  # a strict check raised inside a compile: wrapped by Dynamo and Inductor
+        inner = usage_error_in(exc)
+        if inner is None:
+            raise
+        exit_with(inner)
     except BrokenPipeError:
         if not our_stdout:
             raise

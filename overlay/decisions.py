@@ -90,7 +90,8 @@ def kept_apart(node1, node2) -> bool:
     return any((a & m1 and b & m2) or (a & m2 and b & m1) for a, b in apart)
 
 
-def _graph_index() -> int:
+def graph_index() -> int:
+    """This graph's number in the process (1, 2, ...): the log's ``graph`` and the warnings name it."""
     from torch._inductor.virtualized import V
 
     graph = V.graph
@@ -108,7 +109,7 @@ def _next(kind: str) -> tuple[int, int, int]:
     """(number in the process, graph index, number in the graph) for the next decision of ``kind``."""
     from torch._inductor.virtualized import V
 
-    graph = _graph_index()
+    graph = graph_index()
     with _counts.lock:
         _counts.total[kind] += 1
         V.graph._inductor_ablate_counts[kind] += 1

@@ -16,6 +16,44 @@ class UsageError(Exception):
     """Bad input: the message names what was wrong and what is valid."""
 
 
+def warn(message: str, category: type[Warning]) -> None:
+    """A warning about the user's input, attributed to no source line: ``warnings.warn`` would name
+    the torch line that called our hook and echo it, which tells the reader nothing."""
+    import warnings
+
+    warnings.warn_explicit(message, category, filename="inductor_ablate", lineno=0, module="inductor_ablate")
+
+
+def usage_error_in(exc: BaseException | None) -> UsageError | None:
+    """Our UsageError inside ``exc``, if any: one raised inside a compile (a strict check) reaches
+    the user wrapped by Dynamo and Inductor (``InductorError``, ``BackendCompilerFailed``)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, UsageError):
+            return exc
+        seen.add(id(exc))
+        exc = getattr(exc, "inner_exception", None) or exc.__cause__ or exc.__context__
+    return None
+
+
+def one_line_excepthook(previous):
+    """A ``sys.excepthook`` for an unchanged script run with switches: our UsageError, even wrapped
+    by a compile, is one line and exit 2 (after the exit handlers: logs and profiles are kept);
+    anything else goes to ``previous``."""
+    def hook(kind, exc, tb):
+        inner = usage_error_in(exc)
+        if inner is None:
+            return previous(kind, exc, tb)
+        import atexit
+
+        sys.stderr.write(f"inductor_ablate: error: {inner}\n")
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
+    return hook
+
+
 def exit_with(exc: BaseException, status: int = 2):
     """Print ``exc`` as one line on stderr and exit (SystemExit passes through torch's handlers)."""
     sys.stdout.flush()

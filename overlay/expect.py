@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import operator
 import os
-import warnings
 
 from . import decisions, scope, switches
 from .config import config
-from .errors import UsageError
+from .errors import UsageError, warn
 
 
 class ExpectFusedWarning(UserWarning):
@@ -64,8 +63,18 @@ def check(nodes) -> None:
     from torch._inductor.virtualized import V
 
     graph = V.graph
+    strict = switches.strict_from_environ(os.environ)
     for glob in config.effective()["expect_fused"]:
         kernels = _kernels(nodes, glob)
+        if not kernels:
+            fx = [n for n in graph.graph.nodes if n.op == "call_function"]
+            if not any(scope.module_matches(scope.module_path(n), (glob,)) for n in fx):
+                near = scope.nearest_modules((glob,), fx)
+                message = (f"INDUCTOR_EXPECT_FUSED {glob}: graph {decisions.graph_index()} holds no node of that "
+                           f"module (nearest modules: {', '.join(near) or 'none: no node records its module'})")
+                if strict:
+                    raise ExpectFusedError(message)
+                warn(message, ExpectFusedWarning)
         if len(kernels) <= 1:
             continue
         listed = "; ".join(f"{k.get_name()}{' (extern)' if k.is_extern() else ''} [{_ops(k)}]" for k in kernels)
@@ -78,6 +87,6 @@ def check(nodes) -> None:
             why += "; switches on: " + ", ".join(switches.SWITCHES[k].env for k in on)
         message = (f"INDUCTOR_EXPECT_FUSED {glob}: graph {getattr(graph, '_inductor_ablate_index', '?')} computes it "
                    f"in {len(kernels)} kernels: {listed}. {why}")
-        if switches.strict_from_environ(os.environ):
+        if strict:
             raise ExpectFusedError(message)
-        warnings.warn(message, ExpectFusedWarning, stacklevel=2)
+        warn(message, ExpectFusedWarning)

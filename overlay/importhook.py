@@ -16,7 +16,7 @@ import threading
 import warnings
 
 from . import runtime, switches
-from .errors import UsageError, exit_with
+from .errors import UsageError, exit_with, one_line_excepthook
 from .config import config
 from .patcher import HOOKS_NAME, Patch, PatchError, cached_compile, resolve_function
 
@@ -223,6 +223,8 @@ def install(*, defer_errors: bool = False) -> None:
             config.update(**env_values)
         if _finder not in sys.meta_path:
             sys.meta_path.insert(0, _finder)
+        if defer_errors and not _state["installed"]:  # an unchanged script: a strict check's error is one line
+            sys.excepthook = one_line_excepthook(sys.excepthook)
         _state["installed"] = True
         for name in TARGETS:
             module = sys.modules.get(name)

@@ -41,6 +41,13 @@ def cpp_flush_before(backend, node) -> None:
         backend.flush()
 
 
+def check_scope_held(graph) -> None:
+    """Once per graph (at the FX-graph cache key, else at codegen): warn when a module or op scope
+    holds none of its nodes."""
+    if scope.scoped():
+        scope.check_held(graph)
+
+
 def ablating() -> bool:
     """True when any switch is on: the correctness fixes apply only then (all off = stock Inductor)."""
     eff = config.effective()

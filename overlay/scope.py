@@ -10,10 +10,14 @@ with both set, a node must match both.  Out of scope, the generated code is stoc
 """
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import os
 import re
 
+from . import switches
 from .config import config
+from .errors import UsageError, warn
 
 _MODULE_ROOT = re.compile(r"^L\[['\"][^'\"]+['\"]\]\.?|^L__self___?")
 _MODULE_ITEM = re.compile(r"\._modules\[['\"]([^'\"]+)['\"]\]|\[['\"]?([^'\"\]]+)['\"]?\]")
@@ -132,3 +136,58 @@ def joins_pair(node1, node2, pairs) -> bool:
         if (has(ops1, a) and has(ops2, b)) or (has(ops1, b) and has(ops2, a)):
             return True
     return False
+
+
+class ScopeWarning(UserWarning):
+    """A module or op scope that holds no node of a compiled graph: the switches act nowhere there."""
+
+
+class ScopeError(UsageError):
+    """The same, under INDUCTOR_ABLATE_STRICT=1."""
+
+
+def _nearest(wanted, have) -> list[str]:
+    """The names in ``have`` closest to the globs in ``wanted`` (their text without wildcards)."""
+    out = []
+    for glob in wanted:
+        for name in difflib.get_close_matches(re.sub(r"[*?\[\]]", "", glob), sorted(have), n=3, cutoff=0.3):
+            if name not in out:
+                out.append(name)
+    return out[:4] or sorted(have)[:4]
+
+
+def nearest_modules(globs, nodes) -> list[str]:
+    """The module paths (and their parents) of ``nodes`` that come nearest to ``globs``."""
+    paths = {".".join(p.split(".")[:i + 1]) for n in nodes for p in [module_path(n)] if p
+             for i in range(len(p.split(".")))}
+    return _nearest(globs, paths) if paths else []
+
+
+_CHECKED = "_inductor_ablate_scope_checked"
+
+
+def check_held(graph) -> None:
+    """A scope that holds no FX node of this graph warns once, naming the module paths or ops the
+    graph has that come nearest (an error under INDUCTOR_ABLATE_STRICT=1); a typo in a module path
+    would otherwise turn a scoped study into a stock one without a sign.  Called where the FX-graph
+    cache key is computed (so a cache hit warns too) and at codegen (caches off); once per graph."""
+    if getattr(graph, _CHECKED, False):
+        return
+    setattr(graph, _CHECKED, True)
+    eff = config.effective()
+    nodes = [n for n in graph.nodes if n.op == "call_function"]
+    if not nodes or any(fx_in_scope(n) for n in nodes):
+        return
+    ops = {name for n in nodes for name in op_names(n) if "." not in name}
+    held = []
+    if eff["modules"]:
+        near = nearest_modules(eff["modules"], nodes)
+        held.append(f"INDUCTOR_ABLATE_MODULES={','.join(eff['modules'])} (nearest modules: "
+                    f"{', '.join(near) or 'none: no node of this graph records its module'})")
+    if eff["ops"]:
+        held.append(f"INDUCTOR_ABLATE_OPS={','.join(eff['ops'])} (nearest ops: {', '.join(_nearest(eff['ops'], ops))})")
+    message = (f"{' with '.join(held)} holds no node of a graph Inductor compiled ({len(nodes)} ops): the "
+               f"switches change nothing there")
+    if switches.strict_from_environ(os.environ):
+        raise ScopeError(message)
+    warn(message, ScopeWarning)

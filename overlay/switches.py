@@ -177,7 +177,30 @@ def parse_scope(value, where: str, pairs: bool = False) -> tuple[str, ...]:
         what = "pairs A+B of op names or globs" if pairs else "names or globs"
         raise SwitchValueError(f"{where}={value!r} is not valid: {bad[0]!r}; valid values: a comma list of {what} "
                                f"(letters, digits, _ . * ? [ ]), or unset")
+    for name in names:
+        problem = _glob_problem(name)
+        if problem:
+            raise SwitchValueError(f"{where}={value!r} is not valid: {name!r} {problem}; a glob's [...] holds the "
+                                   f"characters one place may be, e.g. layer.[0-3]")
     return tuple(names)
+
+
+def _glob_problem(glob: str) -> str | None:
+    """Why a glob's brackets are malformed (fnmatch would take a lone ``[`` as a literal character
+    and match nothing), or None."""
+    depth = 0
+    for i, ch in enumerate(glob):
+        if ch == "[":
+            if depth:
+                return "opens a [ inside another"
+            depth, start = 1, i
+        elif ch == "]":
+            if not depth:
+                return "closes a ] it never opened"
+            if i == start + 1:
+                return "has an empty []"
+            depth = 0
+    return "opens a [ it never closes" if depth else None
 
 
 _SCOPE_NAME = re.compile(r"[A-Za-z0-9_.*?\[\]-]+")
@@ -233,10 +256,11 @@ def check_environ(environ=None) -> None:
     environ = os.environ if environ is None else environ
     ours = [s.env for s in SWITCHES.values()] + [STRICT_ENV, DEBUG_ENV, LOG_ENV, PROFILE_ENV, *OTHER_ENVS]
     for name in sorted(environ):
-        if not name.startswith("INDUCTOR_") or name in ours:
+        upper = name.upper()  # inductor_no_fuse=1 is ignored as surely as a typo: the same "did you mean"
+        if not upper.startswith("INDUCTOR_") or name in ours:
             continue
-        likeness, near = max((difflib.SequenceMatcher(None, name[9:], o[9:]).ratio(), o) for o in ours)
-        if name.startswith("INDUCTOR_ABLATE_") or likeness >= 0.7:
+        likeness, near = max((difflib.SequenceMatcher(None, upper[9:], o[9:]).ratio(), o) for o in ours)
+        if upper.startswith("INDUCTOR_ABLATE_") or likeness >= 0.7:
             raise SwitchValueError(f"{name} is not a variable of inductor_ablate (did you mean {near}?); "
                                    f"switches: {', '.join(s.env for s in SWITCHES.values())}")
     parse_bool(environ.get(DEBUG_ENV, "0"), DEBUG_ENV)

@@ -117,6 +117,17 @@ PATCHES = [
             "says so (with Inductor's refusals between them) when there is more than one",
     ),
     dict(
+        slug="scope-held-check",
+        target="torch._inductor.scheduler",
+        qualname="Scheduler._codegen",
+        anchor="def _codegen(self, nodes",
+        at="start",
+        code="__inductor_ablate__.check_scope_held(V.graph.graph)",
+        flag="modules, ops",
+        why="a module or op scope that holds no node of a graph warns once per graph, naming the nearest "
+            "modules or ops it has (INDUCTOR_ABLATE_STRICT=1: an error)",
+    ),
+    dict(
         slug="census-scheduler-nodes",
         target="torch._inductor.scheduler",
         qualname="Scheduler._codegen",

@@ -48,14 +48,14 @@ def main() -> int:
     p.add_argument("--json", default=None)
     args = p.parse_args()
     rows = []
-    print(f"{'program':<28} {'fix':<27} {'stock error':>12} {'with a switch':>14}")
+    print(f"{'program':<30} {'fix':<34} {'stock error':>12} {'with a switch':>14}")
     for name, case in REGRESSIONS.items():
         if not case.stock_bug:
             continue
         stock = run_case(name, args.device, {})
         fixed = run_case(name, args.device, {"INDUCTOR_NO_FUSE": "combo"})
         show = lambda r: "crash" if r["error"] is None else f"{r['error']:.3g}"  # noqa: E731
-        print(f"{name:<28} {case.stock_bug:<27} {show(stock):>12} {show(fixed):>14}")
+        print(f"{name:<30} {case.stock_bug:<34} {show(stock):>12} {show(fixed):>14}")
         rows.append(dict(program=name, fix=case.stock_bug, device=args.device, stock=stock, with_switch=fixed))
     if args.json:
         with open(args.json, "w") as f:

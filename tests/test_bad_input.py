@@ -347,3 +347,61 @@ def test_a_missing_extra_is_one_line_naming_it_and_how(tmp_path, hidden, args, p
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and piece in lines[0], (proc.returncode, proc.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+SCOPED = ("import torch\n"
+          "class M(torch.nn.Module):\n"
+          "    def __init__(self):\n"
+          "        super().__init__()\n"
+          "        self.encoder = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU())\n"
+          "    def forward(self, x):\n"
+          "        return self.encoder(x).sin()\n"
+          "print('RAN', torch.compile(M())(torch.ones(2, 8)).shape)\n")
+
+
+@pytest.mark.parametrize("value, piece", [("[", "opens a [ it never closes"), ("layer.0]", "closes a ] it never opened"),
+                                          ("layer.[]", "has an empty []"), ("a.[[0]]", "opens a [ inside another")])
+def test_a_malformed_glob_is_one_line_before_any_compile(script, value, piece):
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(INDUCTOR_NO_FUSE="1", INDUCTOR_ABLATE_MODULES=value),
+                          capture_output=True, text=True, timeout=600)
+    assert_one_line_error(proc, f"INDUCTOR_ABLATE_MODULES={value!r} is not valid", piece)
+    assert "RAN" not in proc.stdout
+
+
+@pytest.mark.parametrize("env, pieces", [
+    ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_MODULES": "encodr.*"},
+     ["INDUCTOR_ABLATE_MODULES=encodr.* (nearest modules: ", "encoder", "holds no node of a graph Inductor compiled"]),
+    ({"INDUCTOR_NO_INLINE": "1", "INDUCTOR_ABLATE_OPS": "notanop"}, ["INDUCTOR_ABLATE_OPS=notanop (nearest ops: ", "gelu"]),
+    ({"INDUCTOR_NO_FUSE": "1", "INDUCTOR_ABLATE_MODULES": "encoder.1", "INDUCTOR_ABLATE_OPS": "addmm"},
+     ["INDUCTOR_ABLATE_MODULES=encoder.1 (nearest", "with INDUCTOR_ABLATE_OPS=addmm"]),
+    ({"INDUCTOR_EXPECT_FUSED": "no.such.module"}, ["INDUCTOR_EXPECT_FUSED no.such.module: graph 1 holds no node",
+                                                   "nearest modules: encoder"]),
+])
+def test_a_scope_that_holds_no_node_warns_and_under_strict_is_one_line(tmp_path, env, pieces):
+    path = tmp_path / "model.py"
+    path.write_text(SCOPED)
+    warned = subprocess.run([sys.executable, str(path)], env=clean_env(**env), capture_output=True, text=True,
+                            timeout=600)
+    assert warned.returncode == 0 and "RAN" in warned.stdout, warned.stderr
+    lines = [l for l in warned.stderr.splitlines() if l.startswith("inductor_ablate:0: ")]
+    assert len(lines) == 1 and all(p in lines[0] for p in pieces), warned.stderr
+    assert "scheduler.py" not in warned.stderr  # attributed to no torch line, none echoed
+    strict = subprocess.run([sys.executable, str(path)], env=clean_env(**env, INDUCTOR_ABLATE_STRICT="1"),
+                            capture_output=True, text=True, timeout=600)
+    assert_one_line_error(strict, *pieces)
+
+
+def test_a_scope_that_holds_a_node_says_nothing(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(SCOPED)
+    proc = subprocess.run([sys.executable, str(path)], env=clean_env(INDUCTOR_NO_FUSE="1", INDUCTOR_ABLATE_MODULES="encoder.1",
+                                                                     INDUCTOR_ABLATE_STRICT="1"),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "RAN" in proc.stdout and "inductor_ablate" not in proc.stderr, proc.stderr
+
+
+def test_a_variable_in_the_wrong_case_gets_did_you_mean(script):
+    proc = subprocess.run([sys.executable, str(script)], env=clean_env(inductor_no_fuse="1"), capture_output=True,
+                          text=True, timeout=600)
+    assert_one_line_error(proc, "inductor_no_fuse is not a variable of inductor_ablate (did you mean INDUCTOR_NO_FUSE?)")
+    assert "RAN" not in proc.stdout

@@ -94,9 +94,12 @@ def test_bad_value_fails_before_any_compile_and_spares_other_programs():
     proc = run_py(PROGRAM, env=env, check=False)
     assert proc.returncode != 0 and "LOOP_NESTS" not in proc.stdout
     assert "INDUCTOR_NO_FUSE='maybe' is not valid" in proc.stderr and "vertical" in proc.stderr
-    # Asking the overlay directly raises at once.
+    # Asking the overlay directly raises at once (uncaught: one line, exit 2, as any bad input).
+    proc = run_py("import inductor_ablate\ntry:\n    inductor_ablate.install()\n"
+                  "except inductor_ablate.SwitchValueError as e:\n    print('RAISED', e)", env=env, check=False)
+    assert "RAISED INDUCTOR_NO_FUSE='maybe'" in proc.stdout, proc.stdout + proc.stderr
     proc = run_py("import inductor_ablate; inductor_ablate.install()", env=env, check=False)
-    assert proc.returncode != 0 and "SwitchValueError: INDUCTOR_NO_FUSE='maybe'" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("inductor_ablate: error: INDUCTOR_NO_FUSE='maybe'")
 
 
 BROKEN_PATCH = """

@@ -82,6 +82,24 @@ def test_the_cpp_flush_under_a_scope_splits_in_scope_nodes_only(ablate):
     assert any(len(k.nodes) > 1 for k in scoped.kernels)  # attn's nodes, out of scope, stay together
 
 
+def test_a_module_scope_holds_the_backward_of_its_forward_ops(ablate):
+    """A backward node belongs to the module of the forward op it differentiates (AOT autograd's
+    ``fwd_nn_module_stack``): a module scope on a training step reaches its backward kernels too."""
+    from inductor_ablate import scope
+
+    seen = []
+
+    def collect(graph):
+        seen.append({n.name: scope.module_path(n) for n in graph.nodes if n.op == "call_function"})
+    torch._dynamo.reset()
+    x = torch.randn(8, 33, requires_grad=True)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=collect, force_disable_caches=True):
+        torch.compile(Block())(x).sum().backward()
+    assert len(seen) == 2, "a forward and a backward graph"
+    backward = seen[1]
+    assert {p for p in backward.values() if p} >= {"attn.0", "attn.1", "mlp.0", "mlp.1"}, backward
+
+
 def test_a_scope_by_op_and_a_veto_by_op_pair(ablate):
     _, stock = _compile(ablate)
     _, by_op = _compile(ablate, no_fuse=True, no_inline=True, ops="sin")
