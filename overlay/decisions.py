@@ -183,6 +183,23 @@ def _where(node1, node2, in_scope: bool) -> dict:
     return out
 
 
+def fusion_vetoed(node1, node2, kind, switch: str) -> None:
+    """A switch (or limit, skip set, op pair) vetoed a pair Inductor asked about: logged once per pair
+    and switch in a graph, not numbered (limits and bisect number only fusions made), so that a stock
+    log and a switched one show what the switch took out and which switch did it (``diff``)."""
+    from torch._inductor.virtualized import V
+
+    graph = V.graph
+    names = (node1.get_name(), node2.get_name()) if node1 is not None else (None, None)
+    seen = graph.__dict__.setdefault("_inductor_ablate_vetoed", set())
+    if (*names, switch) in seen:
+        return
+    seen.add((*names, switch))
+    sides = {"ops1": _ops(node1), "ops2": _ops(node2), **_where(node1, node2, True)} if node1 is not None else {}
+    _emit({"decision": "veto", "graph": graph_index(), "after": _counts.total["fusion"], "kind": kind,
+           "node1": names[0], "node2": names[1], "result": f"vetoed ({switch})", **sides})
+
+
 def _pending_refusals() -> dict:
     """{id(WhyNoFuse): (node1, node2)} of the graph being compiled (it dies with the graph)."""
     from torch._inductor.virtualized import V
@@ -269,8 +286,8 @@ def load_log(path: str) -> list[dict]:
         except ValueError:
             raise UsageError(f"{path}:{i}: not a decision log (not a JSON line; INDUCTOR_ABLATE_LOG writes one "
                              f"JSON object per decision)") from None
-        if not isinstance(record, dict) or record.get("decision") not in ("fusion", "inline", "refusal"):
-            raise UsageError(f"{path}:{i}: not a decision log (no 'decision' of fusion, inline or refusal)")
+        if not isinstance(record, dict) or record.get("decision") not in ("fusion", "inline", "refusal", "veto"):
+            raise UsageError(f"{path}:{i}: not a decision log (no 'decision' of fusion, inline, refusal or veto)")
         records.append(record)
     return records
 

@@ -4,7 +4,8 @@ and the other does not, as opt-diff does for LLVM's remarks.
 Decisions are matched by the ops on each side, not by number: numbers shift as soon as one decision
 differs, while a fusion of ``sin`` and ``mul`` is the same fusion in any config and in any run of the
 program (FX node names are stable).  A fusion is the pair of op sets (either order); an inlining is an
-FX node's output left to Inductor (``realized`` outputs are not inlinings).  Refusals are not compared.
+FX node's output left to Inductor (``realized`` outputs are not inlinings); a veto is a pair a switch
+vetoed, with the switch: what a switched log holds that a stock one cannot.  Refusals are not compared.
 """
 from __future__ import annotations
 
@@ -24,20 +25,25 @@ def key(record: dict):
         return ("fusion", record.get("kind"), frozenset((_names(record["ops1"]), _names(record["ops2"]))))
     if record["decision"] == "inline" and record.get("result") == "left to Inductor":
         return ("inline", record["fx_node"], record["op"])
+    if record["decision"] == "veto" and record.get("ops1") is not None:
+        return ("veto", record.get("kind"), frozenset((_names(record["ops1"]), _names(record["ops2"]))),
+                record["result"])
     return None
 
 
 def describe(k) -> str:
-    if k[0] == "fusion":
+    if k[0] in ("fusion", "veto"):
         sides = sorted(k[2]) if len(k[2]) == 2 else [*k[2]] * 2
-        return f"fusion {k[1]}: [{', '.join(sides[0])}] + [{', '.join(sides[1])}]"
+        pair = f"[{', '.join(sides[0])}] + [{', '.join(sides[1])}]"
+        return f"fusion {k[1]}: {pair}" if k[0] == "fusion" else f"veto {k[1]} ({k[3][len('vetoed ('):-1]}): {pair}"
     return f"inline {k[1]} ({k[2]})"
 
 
 def modules_of(record: dict) -> list[str]:
     """Where a decision happened: both sides' modules for a fusion, the node's for an inlining (logs
     written before they were recorded: none)."""
-    names = [record.get("module1"), record.get("module2")] if record["decision"] == "fusion" else [record.get("module")]
+    names = ([record.get("module1"), record.get("module2")] if record["decision"] in ("fusion", "veto")
+             else [record.get("module")])
     return [m for m in names if m is not None]
 
 
@@ -49,8 +55,8 @@ def in_modules(record: dict, globs) -> bool:
 def where(records: list[dict], k) -> str:
     """The decision numbers and modules of ``k`` in one log: ``#12 (encoder.layer.0.attention)``."""
     hits = [r for r in records if key(r) == k]
-    return ", ".join(f"#{r['n']}" + (f" ({' + '.join(dict.fromkeys(modules_of(r)))})" if modules_of(r) else "")
-                     for r in hits)
+    return ", ".join((f"#{r['n']}" if "n" in r else f"after #{r.get('after')}")
+                     + (f" ({' + '.join(dict.fromkeys(modules_of(r)))})" if modules_of(r) else "") for r in hits)
 
 
 def diff(records_a: list[dict], records_b: list[dict], modules=()) -> tuple[list, list, int]:

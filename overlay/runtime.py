@@ -65,26 +65,41 @@ def kind_blocked(kind: str, node1=None, node2=None) -> bool:
     it (foreach and combo groupings, made for the whole graph at once, are left as they are)."""
     if kind not in config.effective()["no_fuse"]:
         return False
-    return not scope.scoped() or (node1 is not None and scope.pair_in_scope(node1, node2))
+    blocked = not scope.scoped() or (node1 is not None and scope.pair_in_scope(node1, node2))
+    if blocked and decisions.logging_on():
+        decisions.fusion_vetoed(node1, node2, kind, _kinds_text())
+    return blocked
+
+
+def _kinds_text() -> str:
+    kinds = config.effective()["no_fuse"]
+    return "INDUCTOR_NO_FUSE=" + ("1" if kinds == _ALL_KINDS else ",".join(sorted(kinds)))
+
+
+def _veto(node1, node2) -> str | None:
+    """Which switch vetoes the pair, as the decision log names it, or None (stock's decision)."""
+    eff = config.effective()
+    if not scope.pair_in_scope(node1, node2):
+        return None  # out of scope: stock's decision
+    kinds, limit = eff["no_fuse"], eff["fuse_limit"]
+    if limit is not None and decisions.fusions_counted() >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest
+        return f"INDUCTOR_FUSE_LIMIT={limit}"
+    if eff["fuse_skip"] and decisions.kept_apart(node1, node2):
+        return "INDUCTOR_FUSE_SKIP: its sides were a skipped fusion's"
+    if eff["no_fuse_pairs"] and scope.joins_pair(node1, node2, eff["no_fuse_pairs"]):
+        return "INDUCTOR_NO_FUSE_PAIRS=" + ",".join(eff["no_fuse_pairs"])
+    if kinds and (kinds == _ALL_KINDS or fusion_kind(node1, node2) in kinds):
+        return _kinds_text()
+    return None
 
 
 def fusion_blocked(node1, node2) -> bool:
-    """Called first thing in InductorChoices.can_fuse: True vetoes the pair."""
-    eff = config.effective()
-    if not scope.pair_in_scope(node1, node2):
-        return False  # out of scope: stock's decision
-    kinds, limit = eff["no_fuse"], eff["fuse_limit"]
-    if limit is not None and decisions.fusions_counted() >= limit:  # INDUCTOR_FUSE_LIMIT reached: veto the rest
-        return True
-    if eff["fuse_skip"] and decisions.kept_apart(node1, node2):
-        return True
-    if eff["no_fuse_pairs"] and scope.joins_pair(node1, node2, eff["no_fuse_pairs"]):
-        return True
-    if not kinds:
-        return False
-    if kinds == _ALL_KINDS:
-        return True
-    return fusion_kind(node1, node2) in kinds
+    """Called first thing in InductorChoices.can_fuse: True vetoes the pair (logged, with the log on,
+    once per pair and switch in a graph)."""
+    reason = _veto(node1, node2)
+    if reason is not None and decisions.logging_on():
+        decisions.fusion_vetoed(node1, node2, fusion_kind(node1, node2), reason)
+    return reason is not None
 
 
 def tile2d_index_transformed(kernel, expr) -> bool:

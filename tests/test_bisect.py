@@ -291,7 +291,14 @@ def test_diff_matches_decisions_by_their_ops_across_runs_and_configs(tmp_path):
     lines = proc.stdout.splitlines()
     removed, added = [l for l in lines if l.startswith("- ")], [l for l in lines if l.startswith("+ ")]
     assert any(l.startswith("- fusion horizontal: ") for l in removed) and removed and added, proc.stdout
-    assert not any("horizontal" in l for l in added)  # NO_FUSE=horizontal made none
+    # NO_FUSE=horizontal made none; the log holds its vetoes, each naming the switch that made it
+    assert not any(l.startswith("+ fusion horizontal") for l in added), proc.stdout
+    vetoes = [r for r in _log(logs["no_horizontal"]) if r["decision"] == "veto"]
+    assert vetoes and all(r["result"] == "vetoed (INDUCTOR_NO_FUSE=horizontal)" and r["kind"] == "horizontal"
+                          for r in vetoes), vetoes
+    assert len({(r["node1"], r["node2"]) for r in vetoes}) == len(vetoes)  # once per pair in a graph
+    assert any(l.startswith("+ veto horizontal (INDUCTOR_NO_FUSE=horizontal): ") for l in added), proc.stdout
+    assert not [r for r in _log(logs["a"]) if r["decision"] == "veto"]  # stock vetoes nothing
     assert re.search(rf"^{len(removed)} only in .*a.jsonl, {len(added)} only in .*no_horizontal.jsonl, \d+ in both$",
                      lines[-1]), lines[-1]
     # bad input: one line, exit 2

@@ -129,14 +129,16 @@ def profile_split(cells: list[dict], top: int = 8) -> dict | None:
 
 
 def remarks(records: list[dict]) -> dict:
-    """A decision log as opt-viewer-style remarks: every fusion (fused, vetoed) and refusal, and every
-    inlining decision, hottest first (memory score; refusals and inlinings carry none)."""
+    """A decision log as opt-viewer-style remarks: every fusion (fused, vetoed) and refusal, every
+    switch's veto, and every inlining decision, hottest first (memory score; the rest carry none)."""
     out = []
     for r in records:
-        if r["decision"] in ("fusion", "refusal"):
+        if r["decision"] in ("fusion", "refusal", "veto"):
             status = "fused" if r["result"] == "fused" else "vetoed" if r["result"].startswith("vetoed") else "refused"
+            ops = r.get("ops1", []) + r.get("ops2", [])
             out.append({"status": status, "n": r.get("n"), "graph": r["graph"], "kind": r["kind"],
-                        "what": f"{r['node1']} + {r['node2']}", "ops": sorted({o.split(':', 1)[-1] for o in r["ops1"] + r["ops2"]}),
+                        "what": f"{r['node1']} + {r['node2']}" if r["node1"] else f"every {r['kind']} grouping",
+                        "ops": sorted({o.split(':', 1)[-1] for o in ops}),
                         "reason": r.get("reason") or r["result"], "score": r.get("score")})
         elif r["decision"] == "inline":
             status = "vetoed" if r["result"].startswith("realized") else "left"
