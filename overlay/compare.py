@@ -87,9 +87,21 @@ def all_line(cells_a, cells_b, models, labels=LABELS) -> None:
     print(f"`all` over eager on the {len(models)} models: {labels[0]} {texts[0]}, {labels[1]} {texts[1]}.\n")
 
 
-def rows_table(pairs_a, pairs_b, common, labels=LABELS, noise=((), ())) -> None:
+def same_code_in_both(cells_a, cells_b, common) -> set:
+    """The rows whose cells, and `all`'s, generated the same code in both files on every common model:
+    such a row's move between the files is noise between processes, not a change."""
+    a, b = _by_cell(cells_a), _by_cell(cells_b)
+
+    def same(model, config):
+        return bool({c.get("code_hash") for c in a.get((model, config), ())} &
+                    {c.get("code_hash") for c in b.get((model, config), ())} - {None})
+    return {config for config, models in common.items() if all(same(m, k) for m in models for k in (config, "all"))}
+
+
+def rows_table(pairs_a, pairs_b, common, labels=LABELS, noise=((), ()), same=frozenset()) -> None:
     """Each common row's share of `all` kept in either file, and the change between them; ``noise``:
-    each file's stats.noise_draws, so a share's interval is the one its own file's table gives."""
+    each file's stats.noise_draws, so a share's interval is the one its own file's table gives;
+    ``same``: rows that ran the same code in both files (their change reads as noise)."""
     a_, b_ = labels
     print(f"| row | models | {a_}: share kept [95% CI] | {b_}: share kept [95% CI] | {b_} - {a_} [95% CI] | {b_} inside {a_}'s interval |")
     print("|---|---|---|---|---|---|")
@@ -101,10 +113,13 @@ def rows_table(pairs_a, pairs_b, common, labels=LABELS, noise=((), ())) -> None:
         ok = a[1] <= b[0] <= a[2]
         inside += ok
         overlap += a[1] <= b[2] and b[1] <= a[2]
+        change = f"{b[0] - a[0]:+.2f} [{lo:+.2f}, {hi:+.2f}]" + (" noise: same code" if config in same else "")
         print(f"| {config} | {len(models)} | {a[0]:.2f} [{a[1]:.2f}, {a[2]:.2f}] | {b[0]:.2f} [{b[1]:.2f}, {b[2]:.2f}] "
-              f"| {b[0] - a[0]:+.2f} [{lo:+.2f}, {hi:+.2f}] | {'yes' if ok else 'no'} |")
+              f"| {change} | {'yes' if ok else 'no'} |")
     print(f"\n{b_[:1].upper() + b_[1:]} point inside the {a_} interval: {inside} of {len(common)} rows; "
-          f"the two intervals overlap: {overlap} of {len(common)}.")
+          f"the two intervals overlap: {overlap} of {len(common)}."
+          + (f" {len(same)} rows ran the same code, theirs and `all`'s, in both files: their moves are noise "
+             f"between processes, not changes." if same else ""))
 
 
 def _by_cell(cells) -> dict:
@@ -220,7 +235,8 @@ def compare(earlier: str, later: str, labels=LABELS, table: str | None = None) -
         if dtype_a != dtype_b:
             print(f"dtype: {dtype_a} ({labels[0]}) against {dtype_b} ({labels[1]}), paired by model\n")
         all_line(cells_a, cells_b, models, labels)
-        rows_table(pairs_a, pairs_b, common, labels, (stats.noise_draws(cells_a), stats.noise_draws(cells_b)))
+        rows_table(pairs_a, pairs_b, common, labels, (stats.noise_draws(cells_a), stats.noise_draws(cells_b)),
+                   same_code_in_both(cells_a, cells_b, common))
     if table in (None, "models"):
         if table is None:
             print("\n## Per model: share of `all` kept\n")

@@ -175,3 +175,49 @@ def test_the_cost_table_shows_how_far_processes_of_identical_code_moved():
     serial = os.path.join(ROOT, "docs", "results", "h100-jobs-serial-a.json")
     head, _, row = markdown.cost(build.build([serial])[0]).splitlines()
     assert row.rstrip(" |").endswith("| -"), row  # no two processes there generated the same code
+
+
+MAIN = os.path.join(ROOT, "docs", "results", "cpu-main-command.json")
+
+
+def test_a_row_of_alls_very_code_reads_same_code_in_every_view(tmp_path):
+    """Issue 79: a row whose models all generated `all`'s own code has no figure of its own (what it
+    shows is noise between processes): the terminal said `same code`, the page and Markdown printed
+    a share.  Now every view says `same code`; rows of other code keep their share."""
+    from inductor_ablate.stats import same_code
+
+    cells = json.load(open(MAIN))["cells"]
+    same = same_code(cells)
+    rows = {c["config"] for c in cells if c["config"] != "all" and c["status"] == "ok"}
+    models = {c["model"] for c in cells}
+    all_same = {r for r in rows if all((m, r) in same for m in models)}
+    assert all_same and rows - all_same, (all_same, rows)
+    md = _cli("report", "--markdown", "--table", "headline", MAIN)
+    page = tmp_path / "page.html"
+    html = (_cli("report", MAIN, "-o", str(page)), page.read_text())[1]
+    for row in rows:
+        line = next(l for l in md.stdout.splitlines() if l.startswith(f"| {row} |"))
+        cell = line.split(" | ")[3]
+        assert (cell == "same code") == (row in all_same), line
+        html_row = html[html.index(f'data-row="{row}"'):].split("</tr>")[0]
+        assert ("<td>same code</td>" in html_row) == (row in all_same), html_row
+
+
+def test_compare_reads_a_move_between_files_of_the_same_code_as_noise(tmp_path):
+    """Issue 79: compare printed a share moving while saying both files ran the same code.  A row
+    whose cells and `all`'s ran the same code in both files is marked noise; change one model's code
+    for one row, and that row is a change again."""
+    data = json.load(open(MAIN))
+    changed = tmp_path / "changed.json"
+    row = "no-fusion"
+    for c in data["cells"]:
+        if c["config"] == row and c["model"] == "mlp_gelu":
+            c["code_hash"] = "another"
+    changed.write_text(json.dumps(data))
+    proc = _cli("compare", "--table", "rows", MAIN, str(changed))
+    assert proc.returncode == 0, proc.stderr
+    lines = {l.split(" | ")[0][2:]: l for l in proc.stdout.splitlines() if l.startswith("| ") and " | " in l}
+    assert "noise: same code" not in lines[row], lines[row]
+    marked = [r for r, l in lines.items() if "noise: same code" in l]
+    assert len(marked) == len(lines) - 2, proc.stdout  # every row but the header and the one changed
+    assert f"{len(marked)} rows ran the same code" in proc.stdout

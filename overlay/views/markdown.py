@@ -34,6 +34,21 @@ def noise_line(sec: dict) -> str:
     return busy + text
 
 
+def kept_text(r: dict) -> str:
+    """A row's share of `all` kept, as every view prints it: ``same code`` where every model generated
+    `all`'s very code (its figure is noise between processes, not the row: the terminal's rule)."""
+    kept = r["kept"]
+    if r["config"] == "all":
+        return "1"
+    if r["all_same_code"]:
+        return "same code"
+    return "-" if kept is None else interval(kept["point"], kept["lo"], kept["hi"]) + ("*" if r["significant"] else "")
+
+
+def same_text(r: dict) -> str:
+    return "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
+
+
 def headline(sec: dict) -> str:
     paper = sec["has_paper"]
     head = ["row", "source", "speedup [95% CI]", "share of `all` kept [95% CI]", "same code", "models"]
@@ -43,12 +58,8 @@ def headline(sec: dict) -> str:
         if r["na"]:
             cols = [r["config"], r["source"], f"n/a: {r['na_message']}", "", "", "0"]
         else:
-            kept = r["kept"]
-            kept_text = "1" if r["config"] == "all" else "-" if kept is None else \
-                interval(kept["point"], kept["lo"], kept["hi"]) + ("*" if r["significant"] else "")
-            same = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
             cols = [r["config"], r["source"], interval(r["speedup"], r["speedup_lo"], r["speedup_hi"], suffix="x"),
-                    kept_text, same, f"{r['ok']}/{r['models']}"]
+                    kept_text(r), same_text(r), f"{r['ok']}/{r['models']}"]
         if paper:
             cols += [f"{r['paper']:.2f}x" if r["paper"] else "", f"{r['paper_kept']:.2f}" if r["paper_kept"] else ""]
         lines.append("| " + " | ".join(cols) + " |")

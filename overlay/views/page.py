@@ -11,11 +11,8 @@ MAX_REMARKS = 500  # a log of a large model holds thousands; the hottest are wha
 
 def _row_texts(sec: dict) -> None:
     for r in sec["rows"]:
-        kept = r["kept"]
         r["speedup_text"] = markdown.interval(r["speedup"], r["speedup_lo"], r["speedup_hi"], suffix="x")
-        r["kept_text"] = ("1" if r["config"] == "all" else "-" if kept is None else
-                          markdown.interval(kept["point"], kept["lo"], kept["hi"]) + ("*" if r["significant"] else ""))
-        r["same_text"] = "" if r["config"] == "all" else "?" if r["same_code"] is None else f"{r['same_code']}/{r['paired']}"
+        r["kept_text"], r["same_text"] = markdown.kept_text(r), markdown.same_text(r)
 
 
 def short_name(name: str, most: int = 44) -> str:
