@@ -8,7 +8,8 @@ is appended there (docs/correctness.md lists what such runs found).
 CI runs a few examples per configuration (about 50 in all), and four times as many under random
 decision limits and skip sets (test_random_program_matches_eager_under_random_limits).  A long run:
     INDUCTOR_ABLATE_FUZZ_EXAMPLES=120 python -m pytest -q tests/test_random_programs.py   # per config
-and on a GPU:  INDUCTOR_ABLATE_TEST_DEVICE=cuda ...  (results in docs/correctness.md)
+and on a GPU:  INDUCTOR_ABLATE_TEST_DEVICE=cuda ...  (results in docs/correctness.md).
+Scoped switches (issue 80): test_random_program_matches_eager_under_a_scope, FUZZ_EXAMPLES per family.
 INDUCTOR_ABLATE_FUZZ_POISON=1 compiles every program (switched and stock) with poisoned buffers
 (inductor_ablate.poison): a kernel that reads memory before it is written then fails every time.
 """
