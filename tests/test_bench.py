@@ -154,6 +154,8 @@ def test_matrix_accuracy_failure_na_rows_and_resume(tmp_path):
     assert "ACCURACY" in proc.stdout and "random_output: accuracy" in proc.stdout
     assert "no-cudagraphs" in proc.stdout and "n/a" in proc.stdout
     assert (tmp_path / "r.csv").read_text().count("\n") == 1 + 6
+    # a fresh run's n/a cells are not "already done"
+    assert "already in" not in proc.stderr and "2 of 6 cells n/a here" in proc.stderr, proc.stderr
 
     # resume: mark a finished cell; a second run must keep it and run nothing again
     data = json.loads(results.read_text())
@@ -163,13 +165,25 @@ def test_matrix_accuracy_failure_na_rows_and_resume(tmp_path):
     results.write_text(json.dumps(data))
     proc = bench("bench", "--suite", SUITE, "--models", "tiny,random_output", "--configs",
                  "all,no-fusion,no-cudagraphs", "--json", str(results), tmp_path=tmp_path)
-    assert "6 of 6 cells already in" in proc.stderr
+    assert "4 of 6 cells already in" in proc.stderr and "2 of 6 cells n/a here" in proc.stderr, proc.stderr
     assert cells(results)[("tiny", "all")]["marker"] == "kept"
     # a resumed study is one study: its wall is the sum of its runs' walls
     meta = json.loads(results.read_text())["meta"]
     assert len(meta["pieces"]) == 2 and meta["pieces"][0]["wall_s"] > 0, meta["pieces"]  # the second ran nothing
     assert meta["wall_s"] == round(sum(p["wall_s"] for p in meta["pieces"]), 1) and meta["gpus"] == 0
     assert f"{meta['wall_s']:.0f} s in 2 runs" in proc.stdout
+
+
+def test_progress_into_a_log_is_a_line_per_cell_not_a_bar(capsys):
+    """Issue 79: into a file that is not a terminal, tqdm wrote 90 carriage-return updates."""
+    from inductor_ablate.bench import runner
+
+    bar = runner._progress(2, True)  # pytest captures stderr: not a terminal
+    assert isinstance(bar, runner._PlainBar)
+    bar.set_description("tiny all")
+    bar.update(1)
+    err = capsys.readouterr().err
+    assert err == "[1/2] tiny all\n"
 
 
 def test_shards_then_merge(tmp_path):

@@ -252,18 +252,25 @@ class MatrixRun:
 
     def _to_run(self) -> list[dict]:
         """The cells to run; n/a rows are decided here, cheaply, and never vanish."""
-        todo = []
+        todo, done, na = [], 0, 0
         for cell in self.cells:
             if cell_key(cell) in self.rows:
+                if self.rows[cell_key(cell)].get("status") == "n/a":
+                    na += 1
+                else:
+                    done += 1
                 continue
             why = self.unavailable.get(cell["model"]) or \
                 by_name(cell["config"]).not_applicable(cell["device"], cell["mode"], self.cpu_templates)
             if why:
                 self.rows[cell_key(cell)] = {**cell, "status": "n/a", "message": why}
+                na += 1
             else:
                 todo.append(cell)
-        if len(todo) < len(self.cells):
-            print(f"{len(self.cells) - len(todo)} of {len(self.cells)} cells already in {self.results_path} or n/a",
+        if done:  # a fresh run's n/a cells (rows that do not apply here) were never run: not "already done"
+            print(f"{done} of {len(self.cells)} cells already in {self.results_path}", file=sys.stderr)
+        if na:
+            print(f"{na} of {len(self.cells)} cells n/a here (rows that do not apply to this device or mode)",
                   file=sys.stderr)
         return todo
 
@@ -493,8 +500,12 @@ class _PlainBar:
 
 
 def _progress(total: int, enabled: bool):
+    """tqdm's bar on a terminal; into a log or a pipe, a line per cell (a bar there is a stream of
+    carriage returns)."""
     if not enabled:
         return _PlainBar(total, quiet=True)
+    if not sys.stderr.isatty():
+        return _PlainBar(total)
     try:
         from tqdm import tqdm
 
