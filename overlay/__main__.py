@@ -21,11 +21,6 @@ def main(argv=None) -> int:
         return code
     except UsageError as exc:
         exit_with(exc)
-    except Exception as exc:  # a strict check raised inside a compile: wrapped by Dynamo and Inductor
-        inner = usage_error_in(exc)
-        if inner is None:
-            raise
-        exit_with(inner)
     except BrokenPipeError:
         if not our_stdout:
             raise
@@ -33,6 +28,11 @@ def main(argv=None) -> int:
         # give this recipe): stdout to devnull so the exit's flush stays quiet
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # a strict check raised inside a compile: wrapped by Dynamo and Inductor
+        inner = usage_error_in(exc)
+        if inner is None:
+            raise
+        exit_with(inner)
 
 
 def _main(argv) -> int:

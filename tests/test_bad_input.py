@@ -405,3 +405,15 @@ def test_a_variable_in_the_wrong_case_gets_did_you_mean(script):
                           text=True, timeout=600)
     assert_one_line_error(proc, "inductor_no_fuse is not a variable of inductor_ablate (did you mean INDUCTOR_NO_FUSE?)")
     assert "RAN" not in proc.stdout
+
+
+def test_a_strict_check_inside_a_compile_under_run_is_one_line(tmp_path):
+    """The UsageError a strict check raises inside a compile reaches `run` wrapped by Dynamo and
+    Inductor: the command still prints it as one line, exit 2."""
+    path = tmp_path / "model.py"
+    path.write_text(SCOPED)
+    proc = cli("run", "--no-fuse", "--ops", "notanop", str(path), env=clean_env(INDUCTOR_ABLATE_STRICT="1"))
+    lines = proc.stderr.strip().splitlines()  # `run` names the switches it set first, on a line of its own
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0] == "inductor_ablate: INDUCTOR_NO_FUSE=1 INDUCTOR_ABLATE_OPS=notanop" and len(lines) == 2, lines
+    assert lines[1].startswith("inductor_ablate: error: INDUCTOR_ABLATE_OPS=notanop (nearest ops: "), lines

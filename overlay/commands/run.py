@@ -11,7 +11,7 @@ import traceback
 
 from .. import switches
 from ..config import config
-from ..errors import OneLineParser, UsageError
+from ..errors import OneLineParser, UsageError, usage_error_in
 from . import COMMANDS
 
 
@@ -84,6 +84,8 @@ def run_target(args) -> int:
         print(exc.code, file=sys.stderr)
         return 1
     except BaseException as exc:  # the script's own error: show it as python would, then report
+        if usage_error_in(exc) is not None:  # a strict check inside a compile: one line, exit 2
+            raise usage_error_in(exc) from None
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_OUR_FRAMES):
             tb = tb.tb_next
