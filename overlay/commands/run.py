@@ -84,8 +84,9 @@ def run_target(args) -> int:
         print(exc.code, file=sys.stderr)
         return 1
     except BaseException as exc:  # the script's own error: show it as python would, then report
-        if usage_error_in(exc) is not None:  # a strict check inside a compile: one line, exit 2
-            raise usage_error_in(exc) from None
+        inner = usage_error_in(exc)
+        if inner is not None:  # a strict check inside a compile: one line, exit 2
+            raise inner from None
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_OUR_FRAMES):
             tb = tb.tb_next
